@@ -1,0 +1,120 @@
+package memory
+
+import (
+	"math"
+	"slices"
+	"strings"
+)
+
+// Match reports whether d passes f. It is the reference semantics of
+// VectorFilter: every VectorIndex (the local index, the Milvus expression
+// builder) must select exactly the documents Match selects.
+func (f VectorFilter) Match(d VectorDoc) bool {
+	if d.Tenant != f.Tenant {
+		return false
+	}
+	if len(f.Kinds) > 0 && !slices.Contains(f.Kinds, d.Kind) {
+		return false
+	}
+	if f.TaskType != "" && d.TaskType != f.TaskType {
+		return false
+	}
+	if len(f.Statuses) > 0 && !slices.Contains(f.Statuses, d.Status) {
+		return false
+	}
+	if f.MinConfidence > 0 && d.Confidence < f.MinConfidence {
+		return false
+	}
+	if len(f.Entities) > 0 && !slices.ContainsFunc(f.Entities, func(e string) bool { return slices.Contains(d.Entities, e) }) {
+		return false
+	}
+	if !f.CreatedAfter.IsZero() && d.CreatedAt.Before(f.CreatedAfter) {
+		return false
+	}
+	if !f.CreatedBefore.IsZero() && !d.CreatedAt.Before(f.CreatedBefore) {
+		return false
+	}
+	return true
+}
+
+// Validate checks that f names a valid tenant.
+func (f VectorFilter) Validate(op string) error {
+	return ValidateTenant(op, f.Tenant)
+}
+
+// NormalizeEntity folds an entity name for storage and matching.
+func NormalizeEntity(e string) string {
+	return Normalize(strings.TrimSpace(e))
+}
+
+// VectorDocOf returns the vector document of a memory version.
+func VectorDocOf(m Memory, vector []float32) VectorDoc {
+	return VectorDoc{
+		ID:          m.ID,
+		Tenant:      m.Tenant,
+		Vector:      vector,
+		Kind:        m.Kind,
+		TaskType:    m.TaskType,
+		Status:      string(m.Status),
+		Confidence:  m.Confidence,
+		Decay:       m.Decay,
+		CreatedAt:   m.CreatedAt,
+		UpdatedAt:   m.UpdatedAt,
+		RecallCount: m.RecallCount,
+		Pinned:      m.Pinned,
+		Entities:    m.Entities,
+	}
+}
+
+// EpisodeVectorDoc returns the vector document of an episode.
+func EpisodeVectorDoc(ep Episode, vector []float32) VectorDoc {
+	return VectorDoc{
+		ID:        ep.ID,
+		Tenant:    ep.Tenant,
+		Vector:    vector,
+		TaskType:  ep.TaskType,
+		Status:    string(ep.Status),
+		CreatedAt: ep.EndedAt,
+		UpdatedAt: ep.CreatedAt,
+		Entities:  ep.Entities,
+	}
+}
+
+// Cosine returns the cosine similarity of a and b; 0 if either is zero or
+// their lengths differ.
+func Cosine(a, b []float32) float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		x, y := float64(a[i]), float64(b[i])
+		dot += x * y
+		na += x * x
+		nb += y * y
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+// EmbedText is the text a memory is embedded from.
+func EmbedText(m Memory) string {
+	if m.CounterExample == "" {
+		return m.Content
+	}
+	return m.Content + "\n" + m.CounterExample
+}
+
+// EpisodeEmbedText is the text an episode is embedded from: its task and
+// key steps.
+func EpisodeEmbedText(ep Episode) string {
+	var b strings.Builder
+	b.WriteString(ep.Task)
+	for _, s := range ep.Steps {
+		b.WriteString("\n")
+		b.WriteString(s)
+	}
+	return b.String()
+}

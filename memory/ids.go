@@ -1,0 +1,98 @@
+package memory
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// IDs are deterministic: the same input always yields the same ID, so a
+// retried activity or a session ended twice writes the same rows again
+// instead of new ones.
+
+func hashID(prefix string, parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return prefix + hex.EncodeToString(h.Sum(nil))[:24]
+}
+
+// EventID is the ID of the seq-th event of a session.
+func EventID(tenant, sessionID string, seq int) string {
+	return hashID("ev_", tenant, sessionID, strconv.Itoa(seq))
+}
+
+// EpisodeID is the ID of the episode distilled from a session.
+func EpisodeID(tenant, sessionID string) string {
+	return hashID("ep_", tenant, sessionID)
+}
+
+// MemoryID is the ID of a memory first written for a candidate with this
+// content hash, by the operation identified by origin (a decision ID).
+func MemoryID(tenant, contentHash, origin string) string {
+	return hashID("mem_", tenant, contentHash, origin)
+}
+
+// DecisionID is the ID of the decision about one candidate of one request.
+// request identifies the operation (a workflow ID, a tool call's idempotency
+// key) and index orders candidates inside it.
+func DecisionID(tenant, request string, index int, contentHash string) string {
+	return hashID("dec_", tenant, request, strconv.Itoa(index), contentHash)
+}
+
+// SessionWorkflowID is the Temporal workflow ID of a session's distillation.
+// A session ended twice maps to the same workflow and is distilled once.
+func SessionWorkflowID(tenant, sessionID string) string {
+	return "session-end/" + tenant + "/" + sessionID
+}
+
+var spaceRun = regexp.MustCompile(`\s+`)
+
+// Normalize folds text for comparison and hashing: Unicode NFKC (full-width
+// to half-width), lower case, trimmed trailing punctuation and collapsed
+// white space. It keeps meaning: "Never" and "never." hash alike, "never" and
+// "always" do not.
+func Normalize(s string) string {
+	s = norm.NFKC.String(s)
+	s = strings.ToLower(s)
+	s = spaceRun.ReplaceAllString(strings.TrimSpace(s), " ")
+	s = strings.TrimRightFunc(s, func(r rune) bool {
+		return unicode.IsPunct(r) || unicode.IsSpace(r)
+	})
+	return s
+}
+
+// ContentHash is the exact-duplicate key of a memory: its kind and its
+// normalised content.
+func ContentHash(kind Kind, content string) string {
+	sum := sha256.Sum256([]byte(string(kind) + "\x00" + Normalize(content)))
+	return hex.EncodeToString(sum[:16])
+}
+
+var tenantRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$`)
+
+// ValidateTenant checks a tenant name: 1–64 characters of letters, digits,
+// '_', '.', '-', starting with a letter or digit.
+func ValidateTenant(op, tenant string) error {
+	if !tenantRE.MatchString(tenant) {
+		return Invalidf(op, "tenant %q is not valid: use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit", tenant)
+	}
+	return nil
+}
+
+var sessionRE = regexp.MustCompile(`^[^\x00-\x1f/]{1,200}$`)
+
+// ValidateSessionID checks a session ID: 1–200 printable characters, no '/'.
+func ValidateSessionID(op, id string) error {
+	if strings.TrimSpace(id) != id || !sessionRE.MatchString(id) {
+		return Invalidf(op, "session_id %q is not valid: use 1-200 printable characters without '/' or surrounding spaces", id)
+	}
+	return nil
+}

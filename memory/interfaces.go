@@ -1,0 +1,269 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// EventLog is the append-only log of raw session events.
+type EventLog interface {
+	// AppendEvents stores events. It is idempotent: an event whose
+	// (Tenant, ID) is already stored is not stored again, so retried batches
+	// never produce duplicates that readers can see. Every event must carry
+	// a tenant, a session ID and an ID; otherwise it returns EINVALID and
+	// stores nothing.
+	AppendEvents(ctx context.Context, events []Event) error
+	// SessionEvents returns the events of one session of one tenant ordered
+	// by Seq; an unknown session yields an empty slice, not an error.
+	SessionEvents(ctx context.Context, tenant, sessionID string) ([]Event, error)
+}
+
+// EpisodeFilter selects episodes. Tenant is required. Zero fields do not
+// filter. Since/Until bound EndedAt (Since inclusive, Until exclusive).
+type EpisodeFilter struct {
+	Tenant    string
+	IDs       []string
+	SessionID string
+	UserID    string
+	TaskType  string
+	Since     time.Time
+	Until     time.Time
+	// Statuses defaults to live and summary episodes; ask for EpisodeCold to
+	// read the archive.
+	Statuses []EpisodeStatus
+	Limit    int // 0 means no limit
+}
+
+// EpisodeStore holds distilled episodes, hot and archived.
+type EpisodeStore interface {
+	// PutEpisode stores an episode, replacing any stored episode with the
+	// same (Tenant, ID). Writing the same episode twice is a no-op for
+	// readers. Missing tenant or ID returns EINVALID.
+	PutEpisode(ctx context.Context, ep Episode) error
+	// Episode returns one episode of a tenant, hot or archived, or ENOTFOUND.
+	Episode(ctx context.Context, tenant, id string) (Episode, error)
+	// Episodes returns the episodes matching f, newest EndedAt first.
+	Episodes(ctx context.Context, f EpisodeFilter) ([]Episode, error)
+	// ArchiveEpisodes moves episodes to cold storage: afterwards they are
+	// returned with Status EpisodeCold and only when asked for. Unknown IDs
+	// are ignored; archiving twice is a no-op.
+	ArchiveEpisodes(ctx context.Context, tenant string, ids []string) error
+}
+
+// MemoryFilter selects current memory versions. Tenant is required. Zero
+// fields do not filter.
+type MemoryFilter struct {
+	Tenant       string
+	IDs          []string
+	Kinds        []Kind
+	Statuses     []Status
+	ContentHash  string
+	Source       string    // memories that name this episode as a source
+	UpdatedAfter time.Time // exclusive; for change feeds
+	Limit        int       // 0 means no limit
+}
+
+// MemoryStore is the system of record for semantic memories: every version
+// of every memory, plus usage.
+type MemoryStore interface {
+	// PutMemories appends memory versions. It is idempotent on
+	// (Tenant, ID, Version): rewriting a version leaves one visible copy.
+	// Every memory needs a tenant, an ID, a version ≥ 1, a valid kind and
+	// status; otherwise EINVALID and nothing is stored.
+	PutMemories(ctx context.Context, ms []Memory) error
+	// Memory returns the current (highest) version of a memory, with usage
+	// filled in, or ENOTFOUND.
+	Memory(ctx context.Context, tenant, id string) (Memory, error)
+	// Memories returns the current versions matching f, with usage filled
+	// in, ordered by UpdatedAt then ID.
+	Memories(ctx context.Context, f MemoryFilter) ([]Memory, error)
+	// History returns every version of a memory, oldest first, or ENOTFOUND.
+	History(ctx context.Context, tenant, id string) ([]Memory, error)
+	// RecordUsage appends uses. RecallCount and LastRecalledAt of later
+	// reads reflect the recorded UsageRecalled entries. Recording the same
+	// entry (tenant, memory, kind, time) twice counts once.
+	RecordUsage(ctx context.Context, us []Usage) error
+}
+
+// DecisionFilter selects decisions. Tenant is required.
+type DecisionFilter struct {
+	Tenant     string
+	MemoryID   string // decisions whose Before or After mention this memory
+	WorkflowID string
+	Limit      int // 0 means no limit
+}
+
+// DecisionLog is the audit log of every change to semantic memory.
+type DecisionLog interface {
+	// LogDecision appends a decision. It is idempotent on (Tenant, ID).
+	LogDecision(ctx context.Context, d Decision) error
+	// Decision returns one decision or ENOTFOUND.
+	Decision(ctx context.Context, tenant, id string) (Decision, error)
+	// Decisions returns the decisions matching f, oldest first.
+	Decisions(ctx context.Context, f DecisionFilter) ([]Decision, error)
+}
+
+// PurgeRequest names what to delete for good. Tenant is required; with All
+// set every row of the tenant goes.
+type PurgeRequest struct {
+	Tenant     string
+	SessionIDs []string // their events
+	EpisodeIDs []string // hot and archived
+	MemoryIDs  []string // every version, with usage
+	All        bool
+}
+
+// PurgeCounts reports rows removed per table.
+type PurgeCounts struct {
+	Events    int `json:"events"`
+	Episodes  int `json:"episodes"`
+	Memories  int `json:"memories"` // distinct memories
+	Versions  int `json:"versions"`
+	Decisions int `json:"decisions"`
+}
+
+// EpisodicStore is everything Hindsight keeps in its system of record
+// (ClickHouse in production, chDB embedded, MemStore in tests).
+type EpisodicStore interface {
+	EventLog
+	EpisodeStore
+	MemoryStore
+	DecisionLog
+	// Purge deletes rows for good (forget). Decisions that mention a purged
+	// memory are deleted too, so no text of it survives. It is idempotent.
+	Purge(ctx context.Context, r PurgeRequest) (PurgeCounts, error)
+	// Tenants lists the tenants that have any episode or memory.
+	Tenants(ctx context.Context) ([]string, error)
+	Close() error
+}
+
+// Collection names a vector collection.
+type Collection string
+
+// Vector collections.
+const (
+	CollectionMemories Collection = "memories"
+	CollectionEpisodes Collection = "episodes"
+)
+
+// VectorDoc is one vector with the scalar fields recall filters and ranks on.
+// For episodes, Kind is empty and Status is the episode status.
+type VectorDoc struct {
+	ID          string    `json:"id"`
+	Tenant      string    `json:"tenant"`
+	Vector      []float32 `json:"vector,omitempty"`
+	Kind        Kind      `json:"kind,omitempty"`
+	TaskType    string    `json:"task_type,omitempty"`
+	Status      string    `json:"status"`
+	Confidence  float64   `json:"confidence"`
+	Decay       float64   `json:"decay"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+	RecallCount int       `json:"recall_count"`
+	Pinned      bool      `json:"pinned"`
+	Entities    []string  `json:"entities,omitempty"`
+}
+
+// VectorFilter restricts a vector search or listing. Tenant is required and
+// always applied. Zero fields do not filter. See Match for the semantics
+// every VectorIndex implements.
+type VectorFilter struct {
+	Tenant        string
+	Kinds         []Kind
+	TaskType      string
+	Statuses      []string
+	MinConfidence float64
+	Entities      []string  // any of
+	CreatedAfter  time.Time // inclusive
+	CreatedBefore time.Time // exclusive
+}
+
+// VectorHit is a search result: the document without its vector, and its
+// cosine similarity to the query (higher is closer).
+type VectorHit struct {
+	Doc   VectorDoc `json:"doc"`
+	Score float64   `json:"score"`
+}
+
+// VectorIndex is the derived index of embeddings (Milvus in production, a
+// local persisted index embedded). It can always be rebuilt from the
+// EpisodicStore.
+type VectorIndex interface {
+	// Upsert inserts or replaces documents by (Tenant, ID). Every document
+	// must carry a vector of the index's dimension; a mismatch returns
+	// EINVALID naming both dimensions. Acknowledged writes survive a crash.
+	Upsert(ctx context.Context, c Collection, docs []VectorDoc) error
+	// Search returns up to k documents matching f, most similar first.
+	Search(ctx context.Context, c Collection, vector []float32, f VectorFilter, k int) ([]VectorHit, error)
+	// Get returns the stored documents (with vectors) among ids; unknown
+	// IDs are omitted.
+	Get(ctx context.Context, c Collection, tenant string, ids []string) ([]VectorDoc, error)
+	// Delete removes documents by ID; unknown IDs are ignored.
+	Delete(ctx context.Context, c Collection, tenant string, ids []string) error
+	// List pages through the documents matching f in ID order, starting
+	// after afterID, without vectors.
+	List(ctx context.Context, c Collection, f VectorFilter, afterID string, limit int) ([]VectorDoc, error)
+	Close() error
+}
+
+// Embedder turns text into vectors.
+type Embedder interface {
+	// Embed returns one vector per text, each of length Dim(). The vectors
+	// are L2-normalised.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	Dim() int
+	// Model names the embedding model; a change means re-indexing.
+	Model() string
+}
+
+// Stage names a pipeline stage; each stage may use its own model.
+type Stage string
+
+// Pipeline stages that call an LLM.
+const (
+	StageExtract   Stage = "extract"
+	StageJudge     Stage = "judge"
+	StageSummarize Stage = "summarize"
+	StageQuery     Stage = "query"
+)
+
+// ChatRequest is one chat completion with structured output.
+type ChatRequest struct {
+	Stage  Stage
+	System string
+	User   string
+	// SchemaName and Schema request JSON output matching a JSON schema.
+	SchemaName  string
+	Schema      json.RawMessage
+	Temperature float64
+	MaxTokens   int
+}
+
+// ChatResponse is the model's answer.
+type ChatResponse struct {
+	Content string
+	Model   string
+	Usage   TokenUsage
+}
+
+// LLM is a chat model with JSON-schema output.
+type LLM interface {
+	// Chat runs one completion. Errors that retrying cannot fix (bad
+	// request, bad credentials) return EINVALID.
+	Chat(ctx context.Context, r ChatRequest) (ChatResponse, error)
+}
+
+// Extractor distils a transcript into an episode and candidate memories.
+type Extractor interface {
+	// Extract is deterministic for a given transcript and model. It fills
+	// Episode fields it can derive; the caller sets IDs and timestamps.
+	Extract(ctx context.Context, t Transcript) (Extraction, error)
+}
+
+// Judge decides how a candidate relates to its most similar live memories.
+type Judge interface {
+	// Judge returns one verdict. When unsure it must answer distinct: a
+	// wrong merge loses information, a missed one only costs a duplicate.
+	Judge(ctx context.Context, c Candidate, neighbors []Neighbor) (Judgement, error)
+}

@@ -1,0 +1,483 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// base is a fixed instant with milliseconds, so that stores that keep
+// DateTime64(3) must keep sub-second precision to pass.
+var base = time.Date(2026, 3, 2, 9, 30, 15, 123_000_000, time.UTC)
+
+// NewEpisodicStore returns a fresh, empty store for one subtest. Stores that
+// share a server must isolate subtests (e.g. by database); tenants are also
+// unique per subtest.
+type NewEpisodicStore func(t *testing.T) memory.EpisodicStore
+
+// TestEpisodicStore runs the acceptance suite for memory.EpisodicStore.
+func TestEpisodicStore(t *testing.T, newStore NewEpisodicStore) {
+	t.Run("EventsAppendIdempotentOrdered", func(t *testing.T) { testEvents(t, newStore(t)) })
+	t.Run("EventsRejectInvalidBatch", func(t *testing.T) { testEventsInvalid(t, newStore(t)) })
+	t.Run("EventsTenantIsolation", func(t *testing.T) { testEventsTenants(t, newStore(t)) })
+	t.Run("EpisodesPutGetFilter", func(t *testing.T) { testEpisodes(t, newStore(t)) })
+	t.Run("EpisodesArchive", func(t *testing.T) { testArchive(t, newStore(t)) })
+	t.Run("MemoryVersions", func(t *testing.T) { testMemoryVersions(t, newStore(t)) })
+	t.Run("MemoryFilters", func(t *testing.T) { testMemoryFilters(t, newStore(t)) })
+	t.Run("MemoryUsage", func(t *testing.T) { testUsage(t, newStore(t)) })
+	t.Run("Decisions", func(t *testing.T) { testDecisions(t, newStore(t)) })
+	t.Run("Purge", func(t *testing.T) { testPurge(t, newStore(t)) })
+	t.Run("UnicodeRoundTrip", func(t *testing.T) { testUnicode(t, newStore(t)) })
+}
+
+var tenantSeq atomic.Int64
+
+// Tenant returns a tenant name unique to this process and call, so that
+// suites sharing a server never see each other's rows.
+func Tenant(t *testing.T) string {
+	return fmt.Sprintf("t%x%d", time.Now().UnixNano()%(1<<40), tenantSeq.Add(1))
+}
+
+func events(tenant, session string, n int) []memory.Event {
+	out := make([]memory.Event, n)
+	for i := range out {
+		out[i] = memory.Event{
+			ID: memory.EventID(tenant, session, i), Tenant: tenant, SessionID: session, UserID: "u1",
+			Seq: i, Role: memory.RoleUser, Content: fmt.Sprintf("event %d\n\nwith a blank line", i),
+			TS: base.Add(time.Duration(i) * time.Second), ToolName: "shell", ToolArgs: `{"cmd":"ls"}`,
+			ToolResult: "ok", Error: "",
+		}
+	}
+	return out
+}
+
+func testEvents(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	evs := events(tenant, "s1", 5)
+	// Out of order, then the same batch again: readers see 5 rows in Seq order.
+	rev := slices.Clone(evs)
+	slices.Reverse(rev)
+	must(t, s.AppendEvents(ctx, rev))
+	must(t, s.AppendEvents(ctx, evs[:3]))
+	got, err := s.SessionEvents(ctx, tenant, "s1")
+	must(t, err)
+	if len(got) != 5 {
+		t.Fatalf("SessionEvents after a retried batch = %d events, want 5", len(got))
+	}
+	for i, e := range got {
+		want := evs[i]
+		if e.Seq != i || e.ID != want.ID || e.Content != want.Content || !e.TS.Equal(want.TS) ||
+			e.Role != want.Role || e.ToolName != want.ToolName || e.ToolArgs != want.ToolArgs ||
+			e.ToolResult != want.ToolResult || e.UserID != want.UserID {
+			t.Fatalf("event %d = %+v, want %+v", i, e, want)
+		}
+	}
+	none, err := s.SessionEvents(ctx, tenant, "nope")
+	must(t, err)
+	if len(none) != 0 {
+		t.Fatalf("unknown session returned %d events", len(none))
+	}
+}
+
+func testEventsInvalid(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	evs := events(tenant, "s1", 3)
+	evs[2].Role = "robot"
+	err := s.AppendEvents(ctx, evs)
+	if !memory.IsInvalid(err) {
+		t.Fatalf("AppendEvents with a bad role = %v, want EINVALID", err)
+	}
+	got, _ := s.SessionEvents(ctx, tenant, "s1")
+	if len(got) != 0 {
+		t.Fatalf("a rejected batch stored %d events", len(got))
+	}
+}
+
+func testEventsTenants(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	a, b := Tenant(t)+"a", Tenant(t)+"b"
+	must(t, s.AppendEvents(ctx, events(a, "s1", 2)))
+	must(t, s.AppendEvents(ctx, events(b, "s1", 3)))
+	got, err := s.SessionEvents(ctx, a, "s1")
+	must(t, err)
+	if len(got) != 2 {
+		t.Fatalf("tenant a sees %d events, want 2", len(got))
+	}
+}
+
+func episode(tenant, session string, ended time.Time, taskType string) memory.Episode {
+	return memory.Episode{
+		ID: memory.EpisodeID(tenant, session), Tenant: tenant, SessionID: session, UserID: "u1", Agent: "agent",
+		Task: "import the sales CSV", TaskType: taskType, Entities: []string{"csv", "gbk"},
+		Steps:    []string{"detect encoding", "parse with gbk"},
+		Failures: []memory.Failure{{Attempt: "read as utf-8", Cause: "UnicodeDecodeError", EventID: "ev_x"}},
+		Outcome:  memory.OutcomeSuccess, Feedback: []string{"great"},
+		StartedAt: ended.Add(-time.Minute), EndedAt: ended, EventCount: 7,
+		Status: memory.EpisodeLive, Extractor: "offline", CreatedAt: ended.Add(time.Second),
+	}
+}
+
+func testEpisodes(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	e1 := episode(tenant, "s1", base, "data-import")
+	e2 := episode(tenant, "s2", base.Add(24*time.Hour), "report")
+	e3 := episode(tenant, "s3", base.Add(48*time.Hour), "data-import")
+	for _, e := range []memory.Episode{e1, e2, e3, e1} { // e1 twice: idempotent
+		must(t, s.PutEpisode(ctx, e))
+	}
+	got, err := s.Episode(ctx, tenant, e1.ID)
+	must(t, err)
+	if !episodesEqual(got, e1) {
+		t.Fatalf("Episode round trip:\n got %+v\nwant %+v", got, e1)
+	}
+	if _, err := s.Episode(ctx, tenant+"x", e1.ID); !memory.IsNotFound(err) {
+		t.Fatalf("Episode of another tenant = %v, want ENOTFOUND", err)
+	}
+	all, err := s.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant})
+	must(t, err)
+	if ids := episodeIDs(all); !slices.Equal(ids, []string{e3.ID, e2.ID, e1.ID}) {
+		t.Fatalf("Episodes newest first = %v", ids)
+	}
+	typed, err := s.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, TaskType: "data-import"})
+	must(t, err)
+	if ids := episodeIDs(typed); !slices.Equal(ids, []string{e3.ID, e1.ID}) {
+		t.Fatalf("Episodes by task type = %v", ids)
+	}
+	ranged, err := s.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Since: base.Add(time.Hour), Until: base.Add(48 * time.Hour)})
+	must(t, err)
+	if ids := episodeIDs(ranged); !slices.Equal(ids, []string{e2.ID}) {
+		t.Fatalf("Episodes in [since, until) = %v, want only s2", ids)
+	}
+	limited, err := s.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Limit: 1})
+	must(t, err)
+	if len(limited) != 1 || limited[0].ID != e3.ID {
+		t.Fatalf("Episodes limit 1 = %v", episodeIDs(limited))
+	}
+	bySession, err := s.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, SessionID: "s2"})
+	must(t, err)
+	if ids := episodeIDs(bySession); !slices.Equal(ids, []string{e2.ID}) {
+		t.Fatalf("Episodes by session = %v", ids)
+	}
+	// Replacing an episode changes what readers see.
+	e2.Outcome = memory.OutcomeFailure
+	must(t, s.PutEpisode(ctx, e2))
+	got, err = s.Episode(ctx, tenant, e2.ID)
+	must(t, err)
+	if got.Outcome != memory.OutcomeFailure {
+		t.Fatalf("replaced episode outcome = %s", got.Outcome)
+	}
+	if err := s.PutEpisode(ctx, memory.Episode{Tenant: tenant}); !memory.IsInvalid(err) {
+		t.Fatalf("PutEpisode without ID = %v, want EINVALID", err)
+	}
+}
+
+func testArchive(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	e1 := episode(tenant, "s1", base, "x")
+	e2 := episode(tenant, "s2", base.Add(time.Hour), "x")
+	must(t, s.PutEpisode(ctx, e1))
+	must(t, s.PutEpisode(ctx, e2))
+	must(t, s.ArchiveEpisodes(ctx, tenant, []string{e1.ID, "unknown"}))
+	must(t, s.ArchiveEpisodes(ctx, tenant, []string{e1.ID})) // twice: no-op
+	hot, err := s.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant})
+	must(t, err)
+	if ids := episodeIDs(hot); !slices.Equal(ids, []string{e2.ID}) {
+		t.Fatalf("hot episodes after archive = %v", ids)
+	}
+	cold, err := s.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Statuses: []memory.EpisodeStatus{memory.EpisodeCold}})
+	must(t, err)
+	if len(cold) != 1 || cold[0].ID != e1.ID || cold[0].Status != memory.EpisodeCold || cold[0].Task != e1.Task {
+		t.Fatalf("cold episodes = %+v", cold)
+	}
+	got, err := s.Episode(ctx, tenant, e1.ID)
+	must(t, err)
+	if got.Status != memory.EpisodeCold || len(got.Steps) != 2 {
+		t.Fatalf("archived episode by ID = %+v", got)
+	}
+}
+
+func mem(tenant, id string, version int, content string, at time.Time) memory.Memory {
+	return memory.Memory{
+		ID: id, Tenant: tenant, Version: version, Kind: memory.KindPreference, Content: content,
+		CounterExample: "local time confused the finance team", TaskType: "report", Entities: []string{"utc"},
+		ContentHash: memory.ContentHash(memory.KindPreference, content), Confidence: 0.5,
+		Sources: []string{"ep_1"}, Evidence: []string{"ev_1"}, Status: memory.StatusLive,
+		ValidFrom: base, Decay: 1, DecayAnchor: at, Flags: []string{memory.FlagUserStated},
+		Reason: "inserted", DecisionID: "dec_1", CreatedAt: base, UpdatedAt: at,
+	}
+}
+
+func testMemoryVersions(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	v1 := mem(tenant, "m1", 1, "Reports use UTC", base)
+	v2 := mem(tenant, "m1", 2, "Reports use UTC, with ISO 8601 timestamps", base.Add(time.Minute))
+	v2.Sources = []string{"ep_1", "ep_2"}
+	v2.Confidence = 0.75
+	v2.SupersededBy = ""
+	v2.ValidTo = base.Add(time.Hour)
+	must(t, s.PutMemories(ctx, []memory.Memory{v1}))
+	must(t, s.PutMemories(ctx, []memory.Memory{v2, v1})) // v1 again: idempotent
+	cur, err := s.Memory(ctx, tenant, "m1")
+	must(t, err)
+	if !memoriesEqual(cur, v2) {
+		t.Fatalf("current version:\n got %+v\nwant %+v", cur, v2)
+	}
+	hist, err := s.History(ctx, tenant, "m1")
+	must(t, err)
+	if len(hist) != 2 || hist[0].Version != 1 || hist[1].Version != 2 || !memoriesEqual(hist[0], v1) {
+		t.Fatalf("history = %+v", hist)
+	}
+	if _, err := s.Memory(ctx, tenant, "nope"); !memory.IsNotFound(err) {
+		t.Fatalf("unknown memory = %v, want ENOTFOUND", err)
+	}
+	if _, err := s.History(ctx, tenant, "nope"); !memory.IsNotFound(err) {
+		t.Fatalf("unknown history = %v, want ENOTFOUND", err)
+	}
+	if _, err := s.Memory(ctx, tenant+"x", "m1"); !memory.IsNotFound(err) {
+		t.Fatalf("memory of another tenant = %v, want ENOTFOUND", err)
+	}
+	bad := mem(tenant, "m2", 0, "x", base)
+	if err := s.PutMemories(ctx, []memory.Memory{mem(tenant, "m3", 1, "ok", base), bad}); !memory.IsInvalid(err) {
+		t.Fatalf("PutMemories with version 0 = %v, want EINVALID", err)
+	}
+	if _, err := s.Memory(ctx, tenant, "m3"); !memory.IsNotFound(err) {
+		t.Fatalf("a rejected batch stored its valid rows: %v", err)
+	}
+}
+
+func testMemoryFilters(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	a := mem(tenant, "a", 1, "Reports use UTC", base)
+	b := mem(tenant, "b", 1, "Detect CSV encoding first", base.Add(time.Minute))
+	b.Kind = memory.KindLesson
+	b.ContentHash = memory.ContentHash(b.Kind, b.Content)
+	b.Sources = []string{"ep_2"}
+	c := mem(tenant, "c", 1, "Old rule", base.Add(2*time.Minute))
+	c2 := c
+	c2.Version, c2.Status, c2.SupersededBy, c2.UpdatedAt = 2, memory.StatusSuperseded, "a", base.Add(3*time.Minute)
+	must(t, s.PutMemories(ctx, []memory.Memory{a, b, c, c2}))
+
+	check := func(name string, f memory.MemoryFilter, want ...string) {
+		t.Helper()
+		f.Tenant = tenant
+		got, err := s.Memories(ctx, f)
+		must(t, err)
+		var ids []string
+		for _, m := range got {
+			ids = append(ids, m.ID)
+		}
+		if !slices.Equal(ids, want) {
+			t.Fatalf("%s: Memories = %v, want %v", name, ids, want)
+		}
+	}
+	check("all, by UpdatedAt", memory.MemoryFilter{}, "a", "b", "c")
+	check("kind", memory.MemoryFilter{Kinds: []memory.Kind{memory.KindLesson}}, "b")
+	check("status of current version", memory.MemoryFilter{Statuses: []memory.Status{memory.StatusLive}}, "a", "b")
+	check("superseded", memory.MemoryFilter{Statuses: []memory.Status{memory.StatusSuperseded}}, "c")
+	check("hash", memory.MemoryFilter{ContentHash: a.ContentHash}, "a")
+	check("source", memory.MemoryFilter{Source: "ep_2"}, "b")
+	check("ids", memory.MemoryFilter{IDs: []string{"c", "a", "zz"}}, "a", "c")
+	check("changed after", memory.MemoryFilter{UpdatedAfter: base.Add(time.Minute)}, "c")
+	check("limit", memory.MemoryFilter{Limit: 2}, "a", "b")
+}
+
+func testUsage(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	must(t, s.PutMemories(ctx, []memory.Memory{mem(tenant, "m1", 1, "x", base)}))
+	u1 := memory.Usage{Tenant: tenant, MemoryID: "m1", Kind: memory.UsageRecalled, At: base.Add(time.Hour)}
+	u2 := memory.Usage{Tenant: tenant, MemoryID: "m1", Kind: memory.UsageRecalled, At: base.Add(2 * time.Hour)}
+	must(t, s.RecordUsage(ctx, []memory.Usage{u1, u2}))
+	must(t, s.RecordUsage(ctx, []memory.Usage{u2})) // retried: counted once
+	m, err := s.Memory(ctx, tenant, "m1")
+	must(t, err)
+	if m.RecallCount != 2 || !m.LastRecalledAt.Equal(u2.At) {
+		t.Fatalf("usage = count %d last %v, want 2 and %v", m.RecallCount, m.LastRecalledAt, u2.At)
+	}
+	// A new version keeps the usage of the memory.
+	v2 := mem(tenant, "m1", 2, "y", base.Add(3*time.Hour))
+	must(t, s.PutMemories(ctx, []memory.Memory{v2}))
+	ms, err := s.Memories(ctx, memory.MemoryFilter{Tenant: tenant})
+	must(t, err)
+	if len(ms) != 1 || ms[0].RecallCount != 2 || ms[0].Version != 2 {
+		t.Fatalf("Memories after a new version = %+v", ms)
+	}
+}
+
+func testDecisions(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	before := mem(tenant, "m1", 1, "Reports use UTC", base)
+	after := before
+	after.Version, after.Status, after.SupersededBy = 2, memory.StatusSuperseded, "m2"
+	created := mem(tenant, "m2", 1, "Reports use Beijing time", base)
+	d1 := memory.Decision{
+		ID: "dec_1", Tenant: tenant, Action: memory.ActionMerge, WorkflowID: "wf1", EpisodeID: "ep_2",
+		Candidate: memory.Candidate{Kind: memory.KindPreference, Content: "报表用北京时间"},
+		Neighbors: []memory.ScoredCandidate{{ID: "m1", Content: before.Content, Similarity: 0.91}},
+		Verdict:   memory.VerdictConflicts, TargetID: "m1", Reason: "same subject, different zone",
+		Judge: "offline", Model: "rules", PromptVersion: "v1",
+		Before: []memory.Memory{before}, After: []memory.Memory{after, created}, CreatedAt: base,
+	}
+	d2 := memory.Decision{ID: "dec_2", Tenant: tenant, Action: memory.ActionUndo, Undoes: "dec_1", Reason: "undo", CreatedAt: base.Add(time.Minute), TargetID: "m9"}
+	must(t, s.LogDecision(ctx, d1))
+	must(t, s.LogDecision(ctx, d1)) // idempotent
+	must(t, s.LogDecision(ctx, d2))
+	got, err := s.Decision(ctx, tenant, "dec_1")
+	must(t, err)
+	if got.Verdict != d1.Verdict || got.Reason != d1.Reason || len(got.Before) != 1 || len(got.After) != 2 ||
+		got.After[1].Content != created.Content || got.Candidate.Content != d1.Candidate.Content ||
+		len(got.Neighbors) != 1 || got.Neighbors[0].Similarity != 0.91 || !got.CreatedAt.Equal(base) {
+		t.Fatalf("decision round trip = %+v", got)
+	}
+	all, err := s.Decisions(ctx, memory.DecisionFilter{Tenant: tenant})
+	must(t, err)
+	if len(all) != 2 || all[0].ID != "dec_1" || all[1].ID != "dec_2" {
+		t.Fatalf("Decisions = %v", decisionIDs(all))
+	}
+	byMem, err := s.Decisions(ctx, memory.DecisionFilter{Tenant: tenant, MemoryID: "m2"})
+	must(t, err)
+	if ids := decisionIDs(byMem); !slices.Equal(ids, []string{"dec_1"}) {
+		t.Fatalf("Decisions by memory = %v", ids)
+	}
+	byWF, err := s.Decisions(ctx, memory.DecisionFilter{Tenant: tenant, WorkflowID: "wf1"})
+	must(t, err)
+	if ids := decisionIDs(byWF); !slices.Equal(ids, []string{"dec_1"}) {
+		t.Fatalf("Decisions by workflow = %v", ids)
+	}
+	if _, err := s.Decision(ctx, tenant, "nope"); !memory.IsNotFound(err) {
+		t.Fatalf("unknown decision = %v, want ENOTFOUND", err)
+	}
+}
+
+func testPurge(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	tenant, other := Tenant(t), Tenant(t)+"o"
+	must(t, s.AppendEvents(ctx, events(tenant, "s1", 3)))
+	must(t, s.AppendEvents(ctx, events(tenant, "s2", 2)))
+	must(t, s.AppendEvents(ctx, events(other, "s1", 2)))
+	e1 := episode(tenant, "s1", base, "x")
+	e2 := episode(tenant, "s2", base, "x")
+	must(t, s.PutEpisode(ctx, e1))
+	must(t, s.PutEpisode(ctx, e2))
+	must(t, s.PutEpisode(ctx, episode(other, "s1", base, "x")))
+	must(t, s.PutMemories(ctx, []memory.Memory{mem(tenant, "m1", 1, "a", base), mem(tenant, "m1", 2, "b", base), mem(tenant, "m2", 1, "c", base), mem(other, "m1", 1, "a", base)}))
+	must(t, s.LogDecision(ctx, memory.Decision{ID: "d1", Tenant: tenant, Action: memory.ActionStore, After: []memory.Memory{mem(tenant, "m1", 1, "a", base)}, CreatedAt: base}))
+	must(t, s.LogDecision(ctx, memory.Decision{ID: "d2", Tenant: tenant, Action: memory.ActionStore, After: []memory.Memory{mem(tenant, "m2", 1, "c", base)}, CreatedAt: base}))
+
+	n, err := s.Purge(ctx, memory.PurgeRequest{Tenant: tenant, SessionIDs: []string{"s1"}, EpisodeIDs: []string{e1.ID}, MemoryIDs: []string{"m1"}})
+	must(t, err)
+	want := memory.PurgeCounts{Events: 3, Episodes: 1, Memories: 1, Versions: 2, Decisions: 1}
+	if n != want {
+		t.Fatalf("Purge counts = %+v, want %+v", n, want)
+	}
+	if evs, _ := s.SessionEvents(ctx, tenant, "s1"); len(evs) != 0 {
+		t.Fatalf("purged session still has %d events", len(evs))
+	}
+	if evs, _ := s.SessionEvents(ctx, tenant, "s2"); len(evs) != 2 {
+		t.Fatalf("other session lost events: %d", len(evs))
+	}
+	if _, err := s.Episode(ctx, tenant, e1.ID); !memory.IsNotFound(err) {
+		t.Fatalf("purged episode = %v", err)
+	}
+	if _, err := s.History(ctx, tenant, "m1"); !memory.IsNotFound(err) {
+		t.Fatalf("purged memory history = %v", err)
+	}
+	if _, err := s.Decision(ctx, tenant, "d1"); !memory.IsNotFound(err) {
+		t.Fatalf("decision mentioning a purged memory survived: %v", err)
+	}
+	if _, err := s.Memory(ctx, other, "m1"); err != nil {
+		t.Fatalf("purge crossed tenants: %v", err)
+	}
+	again, err := s.Purge(ctx, memory.PurgeRequest{Tenant: tenant, SessionIDs: []string{"s1"}, MemoryIDs: []string{"m1"}})
+	must(t, err)
+	if again != (memory.PurgeCounts{}) {
+		t.Fatalf("second purge = %+v, want zero counts", again)
+	}
+	all, err := s.Purge(ctx, memory.PurgeRequest{Tenant: tenant, All: true})
+	must(t, err)
+	if all.Events != 2 || all.Episodes != 1 || all.Memories != 1 || all.Decisions != 1 {
+		t.Fatalf("purge all = %+v", all)
+	}
+	tenants, err := s.Tenants(ctx)
+	must(t, err)
+	if slices.Contains(tenants, tenant) || !slices.Contains(tenants, other) {
+		t.Fatalf("Tenants after purge = %v", tenants)
+	}
+}
+
+func testUnicode(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	text := "以后所有报表都用 UTC 时间，不要用本地时间。\n\n'quotes' \"double\" \\ back\tslash 🙂"
+	e := events(tenant, "中文会话", 1)
+	e[0].Content = text
+	must(t, s.AppendEvents(ctx, e))
+	got, err := s.SessionEvents(ctx, tenant, "中文会话")
+	must(t, err)
+	if len(got) != 1 || got[0].Content != text {
+		t.Fatalf("unicode event round trip = %+v", got)
+	}
+	m := mem(tenant, "m1", 1, text, base)
+	m.Entities = []string{"报表", "UTC"}
+	must(t, s.PutMemories(ctx, []memory.Memory{m}))
+	gm, err := s.Memory(ctx, tenant, "m1")
+	must(t, err)
+	if gm.Content != text || !slices.Equal(gm.Entities, m.Entities) {
+		t.Fatalf("unicode memory round trip = %q %v", gm.Content, gm.Entities)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func episodeIDs(eps []memory.Episode) []string {
+	var out []string
+	for _, e := range eps {
+		out = append(out, e.ID)
+	}
+	return out
+}
+
+func decisionIDs(ds []memory.Decision) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.ID)
+	}
+	return out
+}
+
+func episodesEqual(a, b memory.Episode) bool {
+	return a.ID == b.ID && a.Tenant == b.Tenant && a.SessionID == b.SessionID && a.UserID == b.UserID &&
+		a.Agent == b.Agent && a.Task == b.Task && a.TaskType == b.TaskType && slices.Equal(a.Entities, b.Entities) &&
+		slices.Equal(a.Steps, b.Steps) && slices.Equal(a.Failures, b.Failures) && a.Outcome == b.Outcome &&
+		slices.Equal(a.Feedback, b.Feedback) && a.StartedAt.Equal(b.StartedAt) && a.EndedAt.Equal(b.EndedAt) &&
+		a.EventCount == b.EventCount && a.Status == b.Status && slices.Equal(a.SourceEpisodes, b.SourceEpisodes) &&
+		a.Extractor == b.Extractor && a.CreatedAt.Equal(b.CreatedAt)
+}
+
+func memoriesEqual(a, b memory.Memory) bool {
+	return a.ID == b.ID && a.Tenant == b.Tenant && a.Version == b.Version && a.Kind == b.Kind &&
+		a.Content == b.Content && a.CounterExample == b.CounterExample && a.TaskType == b.TaskType &&
+		slices.Equal(a.Entities, b.Entities) && a.ContentHash == b.ContentHash && a.Confidence == b.Confidence &&
+		slices.Equal(a.Sources, b.Sources) && slices.Equal(a.Evidence, b.Evidence) && a.Status == b.Status &&
+		a.SupersededBy == b.SupersededBy && slices.Equal(a.Supersedes, b.Supersedes) && a.ValidFrom.Equal(b.ValidFrom) &&
+		a.ValidTo.Equal(b.ValidTo) && a.Decay == b.Decay && a.DecayAnchor.Equal(b.DecayAnchor) && a.Pinned == b.Pinned &&
+		slices.Equal(a.Flags, b.Flags) && a.Helped == b.Helped && a.Hurt == b.Hurt && a.Reason == b.Reason &&
+		a.DecisionID == b.DecisionID && a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt)
+}
