@@ -1,0 +1,135 @@
+package lang
+
+import (
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Fold normalises text for matching: Unicode NFKC (full-width to
+// half-width) and lower case. It is the first step of Words and Terms, and
+// what callers should apply before comparing phrases with their output.
+func Fold(s string) string {
+	return strings.ToLower(norm.NFKC.String(s))
+}
+
+// IsCJK reports whether r is written without spaces between words: Han
+// ideographs, Japanese kana and Hangul.
+func IsCJK(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
+}
+
+// HasCJK reports whether s contains any CJK character.
+func HasCJK(s string) bool {
+	for _, r := range s {
+		if IsCJK(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// Words splits s into folded words, in order: Latin words and numbers, and
+// each CJK character on its own. Stop words are kept and nothing is
+// stemmed, so Words suits phrase matching (entity names, hints); index
+// with Terms. Apostrophes inside a word are kept ("don't") and a
+// possessive "'s" is dropped ("caroline's" → "caroline").
+func Words(s string) []string {
+	var out []string
+	scan(Fold(s), func(w string, cjk bool) {
+		if cjk {
+			for _, r := range w {
+				out = append(out, string(r))
+			}
+			return
+		}
+		out = append(out, w)
+	})
+	return out
+}
+
+// Terms returns the index terms of s: Latin words without stop words,
+// stemmed with Stem, and for each run of CJK characters its overlapping
+// bigrams plus its single characters that are not stop words. Indexing and
+// querying must both use Terms so that they agree.
+func Terms(s string) []string {
+	return AppendTerms(nil, s)
+}
+
+// AppendTerms appends the terms of s (see Terms) to dst and returns it.
+func AppendTerms(dst []string, s string) []string {
+	scan(Fold(s), func(w string, cjk bool) {
+		if !cjk {
+			if !IsStopWord(w) {
+				dst = append(dst, Stem(w))
+			}
+			return
+		}
+		rs := []rune(w)
+		for i, r := range rs {
+			if !isCJKStop(r) {
+				dst = append(dst, string(r))
+			}
+			if i+1 < len(rs) {
+				dst = append(dst, string(rs[i:i+2]))
+			}
+		}
+	})
+	return dst
+}
+
+// scan calls emit for each word of folded text s: a maximal run of Latin
+// letters, digits and inner apostrophes (cjk false), or a maximal run of
+// CJK characters (cjk true).
+func scan(s string, emit func(w string, cjk bool)) {
+	start, cjkRun := -1, false
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		w := s[start:end]
+		start = -1
+		if !cjkRun {
+			w = trimApostrophes(w)
+			if w == "" {
+				return
+			}
+		}
+		emit(w, cjkRun)
+	}
+	for i, r := range s {
+		switch {
+		case IsCJK(r):
+			if start >= 0 && !cjkRun {
+				flush(i)
+			}
+			if start < 0 {
+				start, cjkRun = i, true
+			}
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) ||
+			isApostrophe(r) && start >= 0 && !cjkRun:
+			if start >= 0 && cjkRun {
+				flush(i)
+			}
+			if start < 0 {
+				start, cjkRun = i, false
+			}
+		default:
+			flush(i)
+		}
+	}
+	flush(len(s))
+}
+
+func isApostrophe(r rune) bool { return r == '\'' || r == '’' }
+
+// trimApostrophes drops a possessive ending and stray apostrophes:
+// "caroline's" → "caroline", "kids'" → "kids", "don’t" → "don't".
+func trimApostrophes(w string) string {
+	w = strings.ReplaceAll(w, "’", "'")
+	w = strings.TrimRight(w, "'")
+	w = strings.TrimSuffix(w, "'s")
+	return strings.TrimRight(w, "'")
+}
