@@ -391,6 +391,8 @@ type Result struct {
 	Episodes []EpisodeRef `json:"episodes,omitempty"`
 	// Contradicts lists other returned memories this one disagrees with.
 	Contradicts []string `json:"contradicts,omitempty"`
+	// EventIDs are the raw events behind the memory, when asked for.
+	EventIDs []string `json:"event_ids,omitempty"`
 }
 
 // EpisodeRef is the provenance of a memory: one source episode.
