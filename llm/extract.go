@@ -156,11 +156,11 @@ func (x *Extractor) ExtractReport(ctx context.Context, t memory.Transcript) (Rep
 // cannot guarantee on every server (json_object fallback): missing fields
 // are empty, seq numbers may come as strings.
 type answer struct {
-	Task       string   `json:"task"`
-	TaskType   string   `json:"task_type"`
-	Entities   []string `json:"entities"`
-	Steps      []string `json:"steps"`
-	Failures   []struct {
+	Task     string   `json:"task"`
+	TaskType string   `json:"task_type"`
+	Entities []string `json:"entities"`
+	Steps    []string `json:"steps"`
+	Failures []struct {
 		Attempt  string  `json:"attempt"`
 		Cause    string  `json:"cause"`
 		Evidence seqList `json:"evidence"`
