@@ -1,0 +1,439 @@
+package milvusfake
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net"
+	"regexp"
+	"strconv"
+	"sync"
+
+	"github.com/golang/protobuf/proto"
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
+	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
+	"google.golang.org/grpc"
+)
+
+// Server is a fake Milvus serving gRPC on a loopback port. Its zero value
+// is not usable; call Start.
+type Server struct {
+	milvuspb.UnimplementedMilvusServiceServer
+
+	lis  net.Listener
+	grpc *grpc.Server
+
+	mu          sync.Mutex
+	collections map[string]*collection
+	lastID      int64  // collection, field and index IDs
+	clock       uint64 // mutation timestamps
+}
+
+// collection is one collection: schema, index, load state and rows.
+type collection struct {
+	id          int64
+	schema      *schemapb.CollectionSchema
+	fields      map[string]*schemapb.FieldSchema
+	pk          *schemapb.FieldSchema
+	vector      *schemapb.FieldSchema // the only vector field the fake supports
+	consistency commonpb.ConsistencyLevel
+	shards      int32
+	partitions  int64
+	index       *index
+	loaded      bool
+	rows        map[any]row // primary key (string or int64) → row
+}
+
+// index is the vector index of a collection. The fake records it and
+// checks searches against it, but always searches exactly.
+type index struct {
+	id     int64
+	name   string
+	field  string
+	params map[string]string // flattened: index_type, metric_type, M, ...
+}
+
+func (ix *index) metric() string { return ix.params["metric_type"] }
+
+// Start serves a fake Milvus on 127.0.0.1 until Close.
+func Start() (*Server, error) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("milvusfake: listen: %w", err)
+	}
+	s := &Server{lis: lis, grpc: grpc.NewServer(), collections: map[string]*collection{}}
+	milvuspb.RegisterMilvusServiceServer(s.grpc, s)
+	go s.grpc.Serve(lis) //nolint:errcheck // Serve returns when Close stops the server.
+	return s, nil
+}
+
+// Addr is the host:port to give a Milvus client.
+func (s *Server) Addr() string { return s.lis.Addr().String() }
+
+// Close stops the server and drops every collection.
+func (s *Server) Close() { s.grpc.Stop() }
+
+// Release releases a collection from memory, as an operator (or Milvus
+// itself, under memory pressure) may do behind the adapter's back. It
+// returns false if the collection does not exist.
+func (s *Server) Release(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.collections[name]
+	if ok {
+		c.loaded = false
+	}
+	return ok
+}
+
+// Statuses, worded and coded as Milvus 2.4 words and codes them (see
+// pkg/util/merr in the Milvus repository). The SDK reports only the reason.
+
+func success() *commonpb.Status { return &commonpb.Status{} }
+
+func failure(code int32, legacy commonpb.ErrorCode, reason string) *commonpb.Status {
+	return &commonpb.Status{ErrorCode: legacy, Code: code, Reason: reason, Detail: reason}
+}
+
+func errCollectionNotFound(name string) *commonpb.Status {
+	return failure(100, commonpb.ErrorCode_CollectionNotExists, fmt.Sprintf("collection not found[database=default][collection=%s]", name))
+}
+
+func errCollectionNotLoaded(name string) *commonpb.Status {
+	return failure(101, commonpb.ErrorCode_UnexpectedError, fmt.Sprintf("collection not loaded[collection=%s]", name))
+}
+
+func errIndexNotFound(name string) *commonpb.Status {
+	return failure(700, commonpb.ErrorCode_IndexNotExist, fmt.Sprintf("index not found[collection=%s]", name))
+}
+
+func errInvalid(format string, args ...any) *commonpb.Status {
+	return failure(1100, commonpb.ErrorCode_IllegalArgument, fmt.Sprintf(format, args...)+": invalid parameter")
+}
+
+func errSegcore(format string, args ...any) *commonpb.Status {
+	return failure(2000, commonpb.ErrorCode_UnexpectedError, fmt.Sprintf(format, args...)+": segcore error")
+}
+
+// Connect implements milvuspb.MilvusServiceServer.
+func (s *Server) Connect(ctx context.Context, req *milvuspb.ConnectRequest) (*milvuspb.ConnectResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastID++
+	return &milvuspb.ConnectResponse{
+		Status:     success(),
+		ServerInfo: &commonpb.ServerInfo{BuildTags: "milvusfake", Reserved: map[string]string{"fake": "true"}},
+		Identifier: s.lastID,
+	}, nil
+}
+
+var collectionNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,254}$`)
+
+// CreateCollection implements milvuspb.MilvusServiceServer. Like Milvus, it
+// succeeds when an identical collection exists and fails when a different
+// one does.
+func (s *Server) CreateCollection(ctx context.Context, req *milvuspb.CreateCollectionRequest) (*commonpb.Status, error) {
+	name := req.GetCollectionName()
+	if !collectionNameRE.MatchString(name) {
+		return errInvalid("Invalid collection name: %s. collection name can only contain numbers, letters and underscores", name), nil
+	}
+	sch := &schemapb.CollectionSchema{}
+	if err := proto.Unmarshal(req.GetSchema(), sch); err != nil {
+		return errInvalid("failed to unmarshal collection schema: %v", err), nil
+	}
+	if sch.GetName() != name {
+		return errInvalid("collection name [%s] not matches schema name [%s]", name, sch.GetName()), nil
+	}
+	c := &collection{
+		schema: sch, fields: map[string]*schemapb.FieldSchema{}, rows: map[any]row{},
+		consistency: req.GetConsistencyLevel(), shards: max(req.GetShardsNum(), 1), partitions: req.GetNumPartitions(),
+	}
+	partitionKeys := 0
+	for _, f := range sch.GetFields() {
+		if _, dup := c.fields[f.GetName()]; dup {
+			return errInvalid("duplicated field name %s found", f.GetName()), nil
+		}
+		c.fields[f.GetName()] = f
+		params := kv(f.GetTypeParams())
+		switch f.GetDataType() {
+		case schemapb.DataType_VarChar:
+			if _, err := strconv.Atoi(params["max_length"]); err != nil {
+				return errInvalid("type param(max_length) should be specified for varChar field(%s) of collection %s", f.GetName(), name), nil
+			}
+		case schemapb.DataType_FloatVector:
+			if dim, err := strconv.Atoi(params["dim"]); err != nil || dim < 1 || dim > 32768 {
+				return errInvalid("dimension is not defined in field type params of field %s, check type param `dim` for vector field", f.GetName()), nil
+			}
+			if c.vector != nil {
+				return errInvalid("the fake supports one vector field per collection, got %s and %s", c.vector.GetName(), f.GetName()), nil
+			}
+			c.vector = f
+		case schemapb.DataType_Array:
+			if _, err := strconv.Atoi(params["max_capacity"]); err != nil {
+				return errInvalid("type param(max_capacity) should be specified for array field %s", f.GetName()), nil
+			}
+			switch f.GetElementType() {
+			case schemapb.DataType_VarChar:
+				if _, err := strconv.Atoi(params["max_length"]); err != nil {
+					return errInvalid("type param(max_length) should be specified for varChar field(%s) of collection %s", f.GetName(), name), nil
+				}
+			case schemapb.DataType_Int64:
+			default:
+				return errInvalid("the fake supports arrays of VarChar or Int64, field %s has %s", f.GetName(), f.GetElementType()), nil
+			}
+		case schemapb.DataType_Int64, schemapb.DataType_Int32, schemapb.DataType_Int16, schemapb.DataType_Int8,
+			schemapb.DataType_Double, schemapb.DataType_Float, schemapb.DataType_Bool:
+		default:
+			return errInvalid("the fake does not support field %s of type %s", f.GetName(), f.GetDataType()), nil
+		}
+		if f.GetIsPrimaryKey() {
+			if c.pk != nil {
+				return errInvalid("there are more than one primary key, field name = %s, %s", c.pk.GetName(), f.GetName()), nil
+			}
+			if t := f.GetDataType(); t != schemapb.DataType_Int64 && t != schemapb.DataType_VarChar {
+				return errInvalid("the data type of primary key should be Int64 or VarChar"), nil
+			}
+			c.pk = f
+		}
+		if f.GetIsPartitionKey() {
+			partitionKeys++
+			if t := f.GetDataType(); t != schemapb.DataType_Int64 && t != schemapb.DataType_VarChar {
+				return errInvalid("the data type of partition key should be Int64 or VarChar"), nil
+			}
+		}
+	}
+	switch {
+	case c.pk == nil:
+		return errInvalid("schema does not contain primary key, please specify the primary key"), nil
+	case c.vector == nil:
+		return errInvalid("schema does not contain vector field"), nil
+	case partitionKeys > 1:
+		return errInvalid("there are more than one partition key"), nil
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.collections[name]; ok {
+		if proto.Equal(stripIDs(old.schema), stripIDs(sch)) && old.consistency == c.consistency {
+			return success(), nil
+		}
+		return errInvalid("create duplicate collection with different parameters, collection: %s", name), nil
+	}
+	for _, f := range sch.GetFields() {
+		s.lastID++
+		f.FieldID = 100 + s.lastID
+	}
+	s.lastID++
+	c.id = s.lastID
+	if partitionKeys > 0 && c.partitions == 0 {
+		c.partitions = 16
+	}
+	s.collections[name] = c
+	return success(), nil
+}
+
+// stripIDs returns a copy of a schema without field IDs, for comparing a
+// request with a stored collection.
+func stripIDs(sch *schemapb.CollectionSchema) *schemapb.CollectionSchema {
+	out := proto.Clone(sch).(*schemapb.CollectionSchema)
+	for _, f := range out.GetFields() {
+		f.FieldID = 0
+	}
+	return out
+}
+
+func kv(pairs []*commonpb.KeyValuePair) map[string]string {
+	m := map[string]string{}
+	for _, p := range pairs {
+		m[p.GetKey()] = p.GetValue()
+	}
+	return m
+}
+
+func pairs(m map[string]string) []*commonpb.KeyValuePair {
+	var out []*commonpb.KeyValuePair
+	for k, v := range m {
+		out = append(out, &commonpb.KeyValuePair{Key: k, Value: v})
+	}
+	return out
+}
+
+// HasCollection implements milvuspb.MilvusServiceServer.
+func (s *Server) HasCollection(ctx context.Context, req *milvuspb.HasCollectionRequest) (*milvuspb.BoolResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.collections[req.GetCollectionName()]
+	return &milvuspb.BoolResponse{Status: success(), Value: ok}, nil
+}
+
+// DescribeCollection implements milvuspb.MilvusServiceServer.
+func (s *Server) DescribeCollection(ctx context.Context, req *milvuspb.DescribeCollectionRequest) (*milvuspb.DescribeCollectionResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.collections[req.GetCollectionName()]
+	if !ok {
+		return &milvuspb.DescribeCollectionResponse{Status: errCollectionNotFound(req.GetCollectionName())}, nil
+	}
+	return &milvuspb.DescribeCollectionResponse{
+		Status:           success(),
+		Schema:           proto.Clone(c.schema).(*schemapb.CollectionSchema),
+		CollectionID:     c.id,
+		CollectionName:   c.schema.GetName(),
+		ShardsNum:        c.shards,
+		ConsistencyLevel: c.consistency,
+		NumPartitions:    c.partitions,
+		DbName:           "default",
+	}, nil
+}
+
+// DropCollection implements milvuspb.MilvusServiceServer.
+func (s *Server) DropCollection(ctx context.Context, req *milvuspb.DropCollectionRequest) (*commonpb.Status, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.collections, req.GetCollectionName()) // Milvus succeeds on unknown collections too
+	return success(), nil
+}
+
+// CreateIndex implements milvuspb.MilvusServiceServer for vector fields.
+func (s *Server) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexRequest) (*commonpb.Status, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.collections[req.GetCollectionName()]
+	if !ok {
+		return errCollectionNotFound(req.GetCollectionName()), nil
+	}
+	f, ok := c.fields[req.GetFieldName()]
+	if !ok {
+		return errInvalid("cannot create index on non-exist field: %s", req.GetFieldName()), nil
+	}
+	if f != c.vector {
+		return errInvalid("the fake supports indexes on the vector field only, not on %s", f.GetName()), nil
+	}
+	params := map[string]string{}
+	for k, v := range kv(req.GetExtraParams()) {
+		if k != "params" {
+			params[k] = v
+			continue
+		}
+		var nested map[string]any
+		if err := json.Unmarshal([]byte(v), &nested); err != nil {
+			return errInvalid("index params are not valid JSON: %s", v), nil
+		}
+		for nk, nv := range nested {
+			params[nk] = fmt.Sprint(nv)
+		}
+	}
+	switch params["index_type"] {
+	case "FLAT", "IVF_FLAT", "IVF_SQ8", "IVF_PQ", "HNSW", "DISKANN", "AUTOINDEX", "SCANN":
+	default:
+		return errInvalid("invalid index type: %s", params["index_type"]), nil
+	}
+	if params["metric_type"] == "" {
+		params["metric_type"] = "COSINE"
+	}
+	switch params["metric_type"] {
+	case "L2", "IP", "COSINE":
+	default:
+		return errInvalid("metric type %s not found or not supported, supported: [L2 IP COSINE]", params["metric_type"]), nil
+	}
+	if params["index_type"] == "HNSW" {
+		if m, err := strconv.Atoi(params["M"]); err != nil || m < 2 || m > 2048 {
+			return errInvalid("param 'M' (%s) should be in range [2, 2048]", params["M"]), nil
+		}
+		if ef, err := strconv.Atoi(params["efConstruction"]); err != nil || ef < 1 {
+			return errInvalid("param 'efConstruction' (%s) should be in range [1, 2147483647]", params["efConstruction"]), nil
+		}
+	}
+	name := req.GetIndexName()
+	if name == "" {
+		name = f.GetName()
+	}
+	if c.index != nil {
+		if maps.Equal(c.index.params, params) && c.index.name == name {
+			return success(), nil
+		}
+		return errInvalid("CreateIndex failed: at most one distinct index is allowed per field"), nil
+	}
+	s.lastID++
+	c.index = &index{id: s.lastID, name: name, field: f.GetName(), params: params}
+	return success(), nil
+}
+
+// DescribeIndex implements milvuspb.MilvusServiceServer.
+func (s *Server) DescribeIndex(ctx context.Context, req *milvuspb.DescribeIndexRequest) (*milvuspb.DescribeIndexResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.collections[req.GetCollectionName()]
+	if !ok {
+		return &milvuspb.DescribeIndexResponse{Status: errCollectionNotFound(req.GetCollectionName())}, nil
+	}
+	ix := c.index
+	if ix == nil || (req.GetIndexName() != "" && req.GetIndexName() != ix.name) || (req.GetFieldName() != "" && req.GetFieldName() != ix.field) {
+		return &milvuspb.DescribeIndexResponse{Status: errIndexNotFound(req.GetCollectionName())}, nil
+	}
+	n := int64(len(c.rows))
+	return &milvuspb.DescribeIndexResponse{Status: success(), IndexDescriptions: []*milvuspb.IndexDescription{{
+		IndexName: ix.name, IndexID: ix.id, FieldName: ix.field, Params: pairs(ix.params),
+		IndexedRows: n, TotalRows: n, State: commonpb.IndexState_Finished,
+	}}}, nil
+}
+
+// LoadCollection implements milvuspb.MilvusServiceServer. Loading is
+// immediate, but like Milvus it needs an index on the vector field.
+func (s *Server) LoadCollection(ctx context.Context, req *milvuspb.LoadCollectionRequest) (*commonpb.Status, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.collections[req.GetCollectionName()]
+	if !ok {
+		return errCollectionNotFound(req.GetCollectionName()), nil
+	}
+	if c.index == nil {
+		return errIndexNotFound(req.GetCollectionName()), nil
+	}
+	c.loaded = true
+	return success(), nil
+}
+
+// ReleaseCollection implements milvuspb.MilvusServiceServer.
+func (s *Server) ReleaseCollection(ctx context.Context, req *milvuspb.ReleaseCollectionRequest) (*commonpb.Status, error) {
+	if !s.Release(req.GetCollectionName()) {
+		return errCollectionNotFound(req.GetCollectionName()), nil
+	}
+	return success(), nil
+}
+
+// GetLoadState implements milvuspb.MilvusServiceServer.
+func (s *Server) GetLoadState(ctx context.Context, req *milvuspb.GetLoadStateRequest) (*milvuspb.GetLoadStateResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.collections[req.GetCollectionName()]
+	switch {
+	case !ok:
+		return &milvuspb.GetLoadStateResponse{Status: errCollectionNotFound(req.GetCollectionName()), State: commonpb.LoadState_LoadStateNotExist}, nil
+	case c.loaded:
+		return &milvuspb.GetLoadStateResponse{Status: success(), State: commonpb.LoadState_LoadStateLoaded}, nil
+	}
+	return &milvuspb.GetLoadStateResponse{Status: success(), State: commonpb.LoadState_LoadStateNotLoad}, nil
+}
+
+// GetLoadingProgress implements milvuspb.MilvusServiceServer.
+func (s *Server) GetLoadingProgress(ctx context.Context, req *milvuspb.GetLoadingProgressRequest) (*milvuspb.GetLoadingProgressResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.collections[req.GetCollectionName()]
+	switch {
+	case !ok:
+		return &milvuspb.GetLoadingProgressResponse{Status: errCollectionNotFound(req.GetCollectionName())}, nil
+	case !c.loaded:
+		return &milvuspb.GetLoadingProgressResponse{Status: errCollectionNotLoaded(req.GetCollectionName())}, nil
+	}
+	return &milvuspb.GetLoadingProgressResponse{Status: success(), Progress: 100}, nil
+}
+
+// tick returns the next mutation timestamp. s.mu must be held.
+func (s *Server) tick() uint64 {
+	s.clock++
+	return s.clock
+}
