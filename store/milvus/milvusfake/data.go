@@ -528,4 +528,3 @@ func score(metric string, q, v []float32) float32 {
 	}
 	return float32(dot / math.Sqrt(nq*nv))
 }
-
