@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"strconv"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
@@ -120,32 +119,4 @@ func (c Config) validate() error {
 		}
 	}
 	return nil
-}
-
-// FreePort returns a TCP port on 127.0.0.1 that nothing listens on right now.
-// Another process may take it before it is used; that is good enough for
-// tests and for the server's internal ports, which nobody else looks for.
-func FreePort() (int, error) { return freePort(DefaultHost) }
-
-func freePort(host string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("devserver: find a free port on %s: %w", host, err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// checkPortFree fails with ErrPortInUse if host:port cannot be bound. The
-// server and UI would otherwise find out deep inside their start-up, where
-// the gRPC server exits through its fatal logger and the UI through
-// os.Exit, neither of which says which flag to change.
-func checkPortFree(what, flag, host string, port int) error {
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("%w: the %s needs %s, which another process is listening on; stop that process or choose another port (hindsight dev %s): %v",
-			ErrPortInUse, what, addr, flag, err)
-	}
-	return l.Close()
 }

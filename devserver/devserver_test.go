@@ -316,7 +316,9 @@ func TestRestartKeepsHistoryNamespaceAndSearchAttributes(t *testing.T) {
 
 	// Same ports, which also shows that Stop let go of them. No search
 	// attributes this time: the ones found must come from the database.
+	// A new retention must be applied to the existing namespace.
 	cfg.SearchAttributes = nil
+	cfg.Retention = 96 * time.Hour
 	srv := startServer(t, cfg)
 	c = dial(t, srv)
 
@@ -348,8 +350,8 @@ func TestRestartKeepsHistoryNamespaceAndSearchAttributes(t *testing.T) {
 	if after.GetNamespaceInfo().GetId() != before.GetNamespaceInfo().GetId() {
 		t.Fatalf("namespace ID changed across restart: %s -> %s", before.GetNamespaceInfo().GetId(), after.GetNamespaceInfo().GetId())
 	}
-	if got := after.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration(); got != 72*time.Hour {
-		t.Fatalf("retention after restart = %v, want 72h", got)
+	if got := after.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration(); got != 96*time.Hour {
+		t.Fatalf("retention after restart with a new Retention = %v, want 96h", got)
 	}
 
 	sas, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: DefaultNamespace})
@@ -370,6 +372,17 @@ func TestRestartKeepsHistoryNamespaceAndSearchAttributes(t *testing.T) {
 		}
 		return nil
 	})
+
+	// A search attribute cannot change type; asking for that fails and
+	// says what exists.
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.SearchAttributes = map[string]enums.IndexedValueType{tenantAttribute: enums.INDEXED_VALUE_TYPE_TEXT}
+	_, err = Start(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "exists in namespace \"default\" as Keyword, not Text") {
+		t.Fatalf("Start with %s retyped to TEXT: err = %v, want an error naming both types", tenantAttribute, err)
+	}
 }
 
 func TestSecondServerOnSameDataDirFails(t *testing.T) {
@@ -581,4 +594,26 @@ func TestServerLoggerFiltersAndTurnsFatalIntoError(t *testing.T) {
 		}
 	}()
 	l.Fatal("cannot listen")
+}
+
+func TestReservePortsPicksDistinctFreePorts(t *testing.T) {
+	cfg := testConfig(t, t.TempDir()).withDefaults()
+	p, err := reservePorts(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := []int{cfg.FrontendPort, cfg.UIPort, p.frontendHTTP, p.history, p.matching, p.worker}
+	seen := map[int]bool{}
+	for _, port := range all {
+		if port == 0 || seen[port] {
+			t.Fatalf("ports %v are not distinct and non-zero", all)
+		}
+		seen[port] = true
+		// reservePorts released them all again.
+		l, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(port)))
+		if err != nil {
+			t.Fatalf("port %d still bound after reservePorts: %v", port, err)
+		}
+		l.Close()
+	}
 }

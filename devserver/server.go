@@ -45,7 +45,8 @@ type Server struct {
 // Start runs a Temporal server on SQLite in cfg.DataDir, and the Web UI,
 // in this process. It returns once the frontend accepts connections, the
 // namespace exists with cfg's retention and search attributes, and the UI
-// answers. ctx bounds the start only; the server runs until Stop.
+// answers. ctx bounds the start only, and Start gives up after a minute
+// whatever ctx says; the server runs until Stop.
 //
 // It fails with ErrDataDirInUse if another dev server holds cfg.DataDir and
 // with ErrPortInUse if the frontend or UI port is taken.
@@ -80,18 +81,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 }
 
 func (s *Server) start(ctx context.Context, cfg Config, logger *slog.Logger) error {
-	if err := checkPortFree("Temporal frontend", "--temporal-port", cfg.Host, cfg.FrontendPort); err != nil {
-		return err
-	}
-	if cfg.UIPort != UIDisabled {
-		if err := checkPortFree("Temporal Web UI", "--ui-port", cfg.Host, cfg.UIPort); err != nil {
-			return err
-		}
-	}
-	scfg, err := serverConfig(cfg)
+	ports, err := reservePorts(cfg)
 	if err != nil {
 		return err
 	}
+	scfg := serverConfig(cfg, ports)
 	if err := ensureSchema(scfg.Persistence.DataStores[storeName].SQL); err != nil {
 		return err
 	}

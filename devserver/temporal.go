@@ -80,27 +80,21 @@ func ensureSchema(sqlCfg *config.SQL) error {
 }
 
 // serverConfig builds the static configuration of a single-process cluster
-// with one history shard on SQLite. Only the frontend's gRPC port is the
-// user's choice; the other ports are free ones picked here, as nothing
-// outside this process needs to know them.
-func serverConfig(c Config) (*config.Config, error) {
+// with one history shard on SQLite.
+func serverConfig(c Config, ports internalPorts) *config.Config {
 	frontend := net.JoinHostPort(c.Host, strconv.Itoa(c.FrontendPort))
-	// The frontend's HTTP API (and Nexus, which needs it) gets a free port
-	// too: nothing in Hindsight uses it, but without it the server warns
-	// on every start.
-	httpPort, err := freePort(c.Host)
-	if err != nil {
-		return nil, err
+	rpc := func(grpcPort int) config.Service {
+		return config.Service{RPC: config.RPC{GRPCPort: grpcPort, BindOnIP: c.Host}}
 	}
 	services := map[string]config.Service{
-		string(primitives.FrontendService): {RPC: config.RPC{GRPCPort: c.FrontendPort, HTTPPort: httpPort, BindOnIP: c.Host}},
-	}
-	for _, svc := range []primitives.ServiceName{primitives.HistoryService, primitives.MatchingService, primitives.WorkerService} {
-		port, err := freePort(c.Host)
-		if err != nil {
-			return nil, err
-		}
-		services[string(svc)] = config.Service{RPC: config.RPC{GRPCPort: port, BindOnIP: c.Host}}
+		// The frontend's HTTP API (and Nexus, which needs it) is not used by
+		// Hindsight, but without it the server warns on every start.
+		string(primitives.FrontendService): {RPC: config.RPC{
+			GRPCPort: c.FrontendPort, HTTPPort: ports.frontendHTTP, BindOnIP: c.Host,
+		}},
+		string(primitives.HistoryService):  rpc(ports.history),
+		string(primitives.MatchingService): rpc(ports.matching),
+		string(primitives.WorkerService):   rpc(ports.worker),
 	}
 
 	sqlCfg := &config.SQL{
@@ -109,7 +103,7 @@ func serverConfig(c Config) (*config.Config, error) {
 		ConnectAttributes: map[string]string{"mode": "rwc"},
 	}
 
-	cfg := &config.Config{
+	return &config.Config{
 		Global: config.Global{
 			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: c.Host},
 			// Metrics stay nil: the server then uses a no-op handler and
@@ -131,7 +125,7 @@ func serverConfig(c Config) (*config.Config, error) {
 					Enabled:                true,
 					InitialFailoverVersion: 1,
 					RPCAddress:             frontend,
-					HTTPAddress:            net.JoinHostPort(c.Host, strconv.Itoa(httpPort)),
+					HTTPAddress:            net.JoinHostPort(c.Host, strconv.Itoa(ports.frontendHTTP)),
 				},
 			},
 		},
@@ -151,7 +145,6 @@ func serverConfig(c Config) (*config.Config, error) {
 		// the frontend through this address.
 		PublicClient: config.PublicClient{HostPort: frontend},
 	}
-	return cfg, nil
 }
 
 // newTemporalServer builds, but does not start, the server for cfg.
