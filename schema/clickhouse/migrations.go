@@ -1,0 +1,139 @@
+package clickhouse
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+//go:embed *.sql
+var files embed.FS
+
+// MigrationsTable is the DDL of the table that records applied migrations.
+// It is created before any migration runs, so it is not a migration itself.
+const MigrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations
+(
+    version    UInt32,
+    name       String,
+    checksum   String,
+    applied_at DateTime64(3, 'UTC')
+)
+ENGINE = ReplacingMergeTree(applied_at)
+ORDER BY version`
+
+// Migration is one versioned schema change.
+type Migration struct {
+	Version int
+	Name    string // file name without the version and extension, e.g. "events"
+	// Checksum is the SHA-256 of the file; a recorded checksum that differs
+	// from the embedded one means the file was edited after it was applied.
+	Checksum   string
+	Statements []string
+}
+
+var fileRE = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
+
+// Migrations returns every embedded migration in version order. It fails if
+// a file is misnamed, a version repeats, or a file holds no statement.
+func Migrations() ([]Migration, error) {
+	return parse(files)
+}
+
+func parse(fsys fs.FS) ([]Migration, error) {
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var out []Migration
+	for _, name := range names {
+		m := fileRE.FindStringSubmatch(path.Base(name))
+		if m == nil {
+			return nil, fmt.Errorf("schema: migration file %q must be named NNNN_name.sql", name)
+		}
+		version, _ := strconv.Atoi(m[1])
+		body, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		stmts, err := SplitStatements(string(body))
+		if err != nil {
+			return nil, fmt.Errorf("schema: %s: %w", name, err)
+		}
+		if len(stmts) == 0 {
+			return nil, fmt.Errorf("schema: %s holds no statement", name)
+		}
+		sum := sha256.Sum256(body)
+		out = append(out, Migration{Version: version, Name: m[2], Checksum: hex.EncodeToString(sum[:]), Statements: stmts})
+	}
+	slices.SortFunc(out, func(a, b Migration) int { return a.Version - b.Version })
+	for i := 1; i < len(out); i++ {
+		if out[i].Version == out[i-1].Version {
+			return nil, fmt.Errorf("schema: two migrations have version %04d", out[i].Version)
+		}
+	}
+	return out, nil
+}
+
+// SplitStatements splits SQL text into statements at semicolons that are
+// outside quotes and comments. Comments are kept inside the statement they
+// precede; empty statements are dropped.
+func SplitStatements(sql string) ([]string, error) {
+	var (
+		out   []string
+		start int
+	)
+	flush := func(end int) {
+		if s := strings.TrimSpace(sql[start:end]); s != "" && !onlyComments(s) {
+			out = append(out, s)
+		}
+	}
+	for i := 0; i < len(sql); i++ {
+		switch c := sql[i]; {
+		case c == '\'' || c == '"' || c == '`':
+			j := i + 1
+			for ; j < len(sql) && sql[j] != c; j++ {
+				if sql[j] == '\\' {
+					j++
+				}
+			}
+			if j >= len(sql) {
+				return nil, fmt.Errorf("unterminated %c quote starting at byte %d", c, i)
+			}
+			i = j
+		case c == '-' && strings.HasPrefix(sql[i:], "--"):
+			if nl := strings.IndexByte(sql[i:], '\n'); nl >= 0 {
+				i += nl
+			} else {
+				i = len(sql)
+			}
+		case c == '/' && strings.HasPrefix(sql[i:], "/*"):
+			end := strings.Index(sql[i+2:], "*/")
+			if end < 0 {
+				return nil, fmt.Errorf("unterminated comment starting at byte %d", i)
+			}
+			i += end + 3
+		case c == ';':
+			flush(i)
+			start = i + 1
+		}
+	}
+	flush(len(sql))
+	return out, nil
+}
+
+// onlyComments reports whether s holds nothing but comments and space.
+func onlyComments(s string) bool {
+	for _, line := range strings.Split(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "--") {
+			return false
+		}
+	}
+	return true
+}

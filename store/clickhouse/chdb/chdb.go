@@ -1,0 +1,87 @@
+//go:build linux && amd64
+
+package chdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/store/clickhouse"
+)
+
+// Open starts chDB on cfg.DataDir (loading libchdb.so on first use) and
+// returns the episodic store on it, migrated unless cfg.Store.SkipMigrate.
+// If the library is missing, the error wraps ErrLibraryMissing and says how
+// to fetch it; nothing else in the process is affected.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	eng, err := acquireEngine(cfg.LibPath, cfg.DataDir, cfg.Sessions)
+	if err != nil {
+		return nil, err
+	}
+	sc := cfg.Store
+	sc.Transport = &transport{eng: eng}
+	sc.Protocol = clickhouse.HTTP
+	sc.MaxOpenConns, sc.MaxIdleConns = cfg.Sessions, cfg.Sessions
+	st, err := clickhouse.Open(ctx, sc)
+	if err != nil {
+		eng.release()
+		return nil, err
+	}
+	return &Store{Store: st, eng: eng}, nil
+}
+
+// Store is the ClickHouse adapter running on the embedded engine. It has
+// every method of clickhouse.Store; Close also stops the engine once the
+// last store on it is closed.
+type Store struct {
+	*clickhouse.Store
+	eng *engine
+}
+
+var _ memory.EpisodicStore = (*Store)(nil)
+
+// Close closes the store and releases the engine.
+func (s *Store) Close() error {
+	err := s.Store.Close()
+	s.eng.release()
+	return err
+}
+
+// Handler serves ClickHouse's HTTP interface from the engine this store
+// runs on, so that other processes (clickhouse-go with Protocol HTTP, or
+// curl) can reach a data directory that only this process may open. Mount
+// it on a loopback listener only: it applies no authentication.
+func (s *Store) Handler() http.Handler {
+	return &handler{rt: &transport{eng: s.eng}}
+}
+
+type handler struct{ rt *transport }
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	resp, err := h.rt.RoundTrip(r)
+	if err != nil {
+		status := http.StatusInternalServerError
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			status = http.StatusServiceUnavailable
+		}
+		http.Error(w, fmt.Sprintf("Code: 1001. DB::Exception: %v. (STD_EXCEPTION)", err), status)
+		return
+	}
+	defer resp.Body.Close()
+	for k, vs := range resp.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(resp.StatusCode)
+	io.Copy(w, resp.Body) // the client went away if this fails; nothing to tell it
+}

@@ -1,0 +1,266 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// episodeColumns is the column list shared by both episode tables, in the
+// order episodeRow and scanEpisode use.
+const episodeColumns = "tenant, ended_at, id, session_id, user_id, agent, task, task_type, entities, steps, " +
+	"failure_attempts, failure_causes, failure_event_ids, outcome, feedback, started_at, event_count, status, " +
+	"source_episodes, extractor, created_at, retention_days, write_seq"
+
+// archiveSelect copies hot rows into the archive, marked cold, with a fresh
+// write sequence so that the archived copy outranks the hot one.
+const archiveSelect = "tenant, ended_at, id, session_id, user_id, agent, task, task_type, entities, steps, " +
+	"failure_attempts, failure_causes, failure_event_ids, outcome, feedback, started_at, event_count, 'cold', " +
+	"source_episodes, extractor, created_at, retention_days, {seq:UInt64}, now64(3, 'UTC')"
+
+func (s *Store) episodeRow(ep memory.Episode, seq uint64) []any {
+	var attempts, causes, eventIDs []string
+	for _, f := range ep.Failures {
+		attempts, causes, eventIDs = append(attempts, f.Attempt), append(causes, f.Cause), append(eventIDs, f.EventID)
+	}
+	return []any{ep.Tenant, toDB(ep.EndedAt), ep.ID, ep.SessionID, ep.UserID, ep.Agent, ep.Task, ep.TaskType,
+		nonNil(ep.Entities), nonNil(ep.Steps), nonNil(attempts), nonNil(causes), nonNil(eventIDs), string(ep.Outcome),
+		nonNil(ep.Feedback), toDB(ep.StartedAt), uint32(max(ep.EventCount, 0)), string(ep.Status),
+		nonNil(ep.SourceEpisodes), ep.Extractor, toDB(ep.CreatedAt), s.cfg.Retention.days(ep.Tenant), seq}
+}
+
+func scanEpisode(r driver.Rows) (memory.Episode, error) {
+	var (
+		ep                         memory.Episode
+		attempts, causes, eventIDs []string
+		outcome, status            string
+		eventCount                 uint32
+		retention                  uint16
+		seq                        uint64
+	)
+	err := r.Scan(&ep.Tenant, &ep.EndedAt, &ep.ID, &ep.SessionID, &ep.UserID, &ep.Agent, &ep.Task, &ep.TaskType,
+		&ep.Entities, &ep.Steps, &attempts, &causes, &eventIDs, &outcome, &ep.Feedback, &ep.StartedAt,
+		&eventCount, &status, &ep.SourceEpisodes, &ep.Extractor, &ep.CreatedAt, &retention, &seq)
+	if err != nil {
+		return ep, err
+	}
+	for i := range attempts {
+		f := memory.Failure{Attempt: attempts[i]}
+		if i < len(causes) {
+			f.Cause = causes[i]
+		}
+		if i < len(eventIDs) {
+			f.EventID = eventIDs[i]
+		}
+		ep.Failures = append(ep.Failures, f)
+	}
+	ep.Outcome, ep.Status, ep.EventCount = memory.Outcome(outcome), memory.EpisodeStatus(status), int(eventCount)
+	ep.EndedAt, ep.StartedAt, ep.CreatedAt = fromDB(ep.EndedAt), fromDB(ep.StartedAt), fromDB(ep.CreatedAt)
+	ep.Entities, ep.Steps, ep.Feedback, ep.SourceEpisodes = nilIfEmpty(ep.Entities), nilIfEmpty(ep.Steps), nilIfEmpty(ep.Feedback), nilIfEmpty(ep.SourceEpisodes)
+	return ep, nil
+}
+
+// PutEpisode implements memory.EpisodeStore. The episode goes to the hot
+// table, or to the archive when its status is cold. A copy left in the other
+// table, or under another EndedAt (part of the sorting key, so
+// ReplacingMergeTree would not fold it), is deleted after the write, so that
+// readers never see the episode missing.
+func (s *Store) PutEpisode(ctx context.Context, ep memory.Episode) error {
+	const op = "clickhouse: put episode"
+	if err := memory.ValidateEpisode(op, ep); err != nil {
+		return err
+	}
+	if err := checkTimes(op, "episode "+ep.ID, "started_at", ep.StartedAt, "ended_at", ep.EndedAt, "created_at", ep.CreatedAt); err != nil {
+		return err
+	}
+	target, other := "episodes", "episodes_archive"
+	seq := s.nextSeq()
+	row := s.episodeRow(ep, seq)
+	if ep.Status == memory.EpisodeCold {
+		target, other = other, target
+		row = append(row, toDB(s.now()))
+	}
+	columns := episodeColumns
+	if target == "episodes_archive" {
+		columns += ", archived_at"
+	}
+	if err := s.insert(ctx, "put episode", target, columns, 1, func(int) []any { return row }); err != nil {
+		return err
+	}
+	args := []any{ch.Named("tenant", ep.Tenant), ch.Named("id", ep.ID), ch.Named("ended", toDB(ep.EndedAt)), ch.Named("seq", seq)}
+	// Rows of this episode older than the one just written are stale,
+	// wherever they are. Deleting by write_seq, not by content, keeps a
+	// concurrent newer write safe.
+	for _, table := range []string{target, other} {
+		if err := s.deleteStale(ctx, table, args); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteStale deletes the rows of one episode written before seq, if any.
+// Checking first keeps the common case (a new episode) to one cheap read.
+func (s *Store) deleteStale(ctx context.Context, table string, args []any) error {
+	var n uint64
+	err := s.queryRows(ctx, "put episode: find stale copies",
+		"SELECT count() FROM "+table+" WHERE tenant = {tenant:String} AND id = {id:String} AND write_seq < {seq:UInt64}",
+		func(r driver.Rows) error { return r.Scan(&n) }, args...)
+	if err != nil || n == 0 {
+		return err
+	}
+	return s.exec(ctx, "put episode: delete stale copies",
+		"DELETE FROM "+table+" WHERE tenant = {tenant:String} AND id = {id:String} AND write_seq < {seq:UInt64}", args...)
+}
+
+// episodeUnion reads both episode tables; %[1]s is the hot-table condition
+// and %[2]s the archive's. The newest write of each episode wins.
+const episodeUnion = `SELECT ` + episodeColumns + ` FROM (
+    SELECT ` + episodeColumns + ` FROM episodes FINAL WHERE tenant = {tenant:String} AND %[1]s
+    UNION ALL
+    SELECT ` + episodeColumns + ` FROM episodes_archive FINAL WHERE tenant = {tenant:String} AND %[2]s
+    ORDER BY write_seq DESC
+    LIMIT 1 BY id
+)`
+
+// Episode implements memory.EpisodeStore.
+func (s *Store) Episode(ctx context.Context, tenant, id string) (memory.Episode, error) {
+	const op = "clickhouse: episode"
+	if err := memory.ValidateTenant(op, tenant); err != nil {
+		return memory.Episode{}, err
+	}
+	var (
+		out   memory.Episode
+		found bool
+	)
+	err := s.queryRows(ctx, "episode", fmt.Sprintf(episodeUnion, "id = {id:String}", "id = {id:String}"),
+		func(r driver.Rows) (err error) {
+			out, err = scanEpisode(r)
+			found = true
+			return err
+		}, ch.Named("tenant", tenant), ch.Named("id", id))
+	if err != nil {
+		return memory.Episode{}, err
+	}
+	if !found {
+		return memory.Episode{}, memory.NotFoundf(op, "episode %s not found", id)
+	}
+	return out, nil
+}
+
+// Episodes implements memory.EpisodeStore.
+func (s *Store) Episodes(ctx context.Context, f memory.EpisodeFilter) ([]memory.Episode, error) {
+	const op = "clickhouse: episodes"
+	if err := memory.ValidateTenant(op, f.Tenant); err != nil {
+		return nil, err
+	}
+	statuses := f.Statuses
+	if len(statuses) == 0 {
+		statuses = []memory.EpisodeStatus{memory.EpisodeLive, memory.EpisodeSummary}
+	}
+	var names []string
+	for _, st := range statuses {
+		names = append(names, string(st))
+	}
+	conds := []string{"status IN {statuses:Array(String)}"}
+	args := []any{ch.Named("tenant", f.Tenant), ch.Named("statuses", names)}
+	if len(f.IDs) > 0 {
+		conds = append(conds, "id IN {ids:Array(String)}")
+		args = append(args, ch.Named("ids", f.IDs))
+	}
+	if f.SessionID != "" {
+		conds = append(conds, "session_id = {session:String}")
+		args = append(args, ch.Named("session", f.SessionID))
+	}
+	if f.UserID != "" {
+		conds = append(conds, "user_id = {user:String}")
+		args = append(args, ch.Named("user", f.UserID))
+	}
+	if f.TaskType != "" {
+		conds = append(conds, "task_type = {task_type:String}")
+		args = append(args, ch.Named("task_type", f.TaskType))
+	}
+	if !f.Since.IsZero() {
+		conds = append(conds, "ended_at >= {since:DateTime64(3, 'UTC')}")
+		args = append(args, ch.Named("since", ceilMilli(f.Since)))
+	}
+	if !f.Until.IsZero() {
+		conds = append(conds, "ended_at < {until:DateTime64(3, 'UTC')}")
+		args = append(args, ch.Named("until", ceilMilli(f.Until)))
+	}
+	hot, cold := strings.Join(conds, " AND "), "0"
+	if slices.Contains(statuses, memory.EpisodeCold) {
+		cold = hot
+	}
+	if !slices.ContainsFunc(statuses, func(st memory.EpisodeStatus) bool { return st != memory.EpisodeCold }) {
+		hot = "0"
+	}
+	query := fmt.Sprintf(episodeUnion, hot, cold) + " ORDER BY ended_at DESC, id"
+	if f.Limit > 0 {
+		query += " LIMIT {limit:UInt64}"
+		args = append(args, ch.Named("limit", uint64(f.Limit)))
+	}
+	out := []memory.Episode{}
+	err := s.queryRows(ctx, "episodes", query, func(r driver.Rows) error {
+		ep, err := scanEpisode(r)
+		out = append(out, ep)
+		return err
+	}, args...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ArchiveEpisodes implements memory.EpisodeStore: the rows are copied to
+// episodes_archive (as cold, with a newer write sequence) and then deleted
+// from the hot table. Were the process to stop in between, the archived copy
+// already wins on read, and archiving again completes the move.
+func (s *Store) ArchiveEpisodes(ctx context.Context, tenant string, ids []string) error {
+	const op = "clickhouse: archive episodes"
+	if err := memory.ValidateTenant(op, tenant); err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	args := []any{ch.Named("tenant", tenant), ch.Named("ids", ids), ch.Named("seq", s.nextSeq())}
+	var n uint64
+	err := s.queryRows(ctx, "archive episodes: count hot rows",
+		"SELECT count() FROM episodes WHERE tenant = {tenant:String} AND id IN {ids:Array(String)}",
+		func(r driver.Rows) error { return r.Scan(&n) }, args...)
+	if err != nil || n == 0 {
+		return err
+	}
+	err = s.exec(insertCtx(ctx), "archive episodes: copy",
+		"INSERT INTO episodes_archive ("+episodeColumns+", archived_at) SELECT "+archiveSelect+
+			" FROM episodes FINAL WHERE tenant = {tenant:String} AND id IN {ids:Array(String)}", args...)
+	if err != nil {
+		return err
+	}
+	return s.exec(ctx, "archive episodes: delete hot rows",
+		"DELETE FROM episodes WHERE tenant = {tenant:String} AND id IN {ids:Array(String)}", args...)
+}
+
+// nonNil returns an empty slice for nil, which the driver needs for arrays.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// nilIfEmpty returns nil for an empty slice, as the domain types use nil
+// for "none".
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,193 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+const eventInsertColumns = "tenant, ts, session_id, seq, id, user_id, role, content, tool_name, tool_args, tool_result, error, retention_days, write_seq"
+
+// eventSelect reads the first written row of each event. LIMIT 1 BY id after
+// ordering by write_seq makes a retried or racing write invisible even
+// before the background merge folds it away.
+const eventSelect = `SELECT id, tenant, session_id, user_id, seq, role, content, ts, tool_name, tool_args, tool_result, error
+FROM (
+    SELECT * FROM events
+    WHERE tenant = {tenant:String} AND %s
+    ORDER BY write_seq
+    LIMIT 1 BY id
+)`
+
+// checkBatch bounds the IDs looked up per query, keeping HTTP URLs small.
+const checkBatch = 2000
+
+// AppendEvents implements memory.EventLog. Events whose (tenant, ID) is
+// already stored are skipped, as are repeats inside the batch: the first
+// write of an event wins.
+func (s *Store) AppendEvents(ctx context.Context, events []memory.Event) error {
+	const op = "clickhouse: append events"
+	if err := memory.ValidateEvents(op, events); err != nil {
+		return err
+	}
+	for i, e := range events {
+		if err := checkTime(op, "event "+e.ID+" ts", e.TS); err != nil {
+			return memory.Invalidf(op, "event %d: %v", i, memory.ErrorMessage(err))
+		}
+	}
+	byTenant := map[string][]memory.Event{}
+	var tenants []string
+	for _, e := range events {
+		if _, ok := byTenant[e.Tenant]; !ok {
+			tenants = append(tenants, e.Tenant)
+		}
+		byTenant[e.Tenant] = append(byTenant[e.Tenant], e)
+	}
+	for _, t := range tenants {
+		fresh, err := s.unstoredEvents(ctx, t, byTenant[t])
+		if err != nil {
+			return err
+		}
+		if err := s.insertEvents(ctx, fresh); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unstoredEvents drops the events of one tenant that are already stored or
+// repeat an earlier event of the batch.
+func (s *Store) unstoredEvents(ctx context.Context, tenant string, evs []memory.Event) ([]memory.Event, error) {
+	seen := map[string]bool{}
+	for chunk := range slices.Chunk(evs, checkBatch) {
+		ids := make([]string, len(chunk))
+		for i, e := range chunk {
+			ids[i] = e.ID
+		}
+		err := s.queryRows(ctx, "append events: look up stored IDs",
+			"SELECT DISTINCT id FROM events WHERE tenant = {tenant:String} AND id IN {ids:Array(String)}",
+			func(r driver.Rows) error {
+				var id string
+				if err := r.Scan(&id); err != nil {
+					return err
+				}
+				seen[id] = true
+				return nil
+			}, ch.Named("tenant", tenant), ch.Named("ids", ids))
+		if err != nil {
+			return nil, err
+		}
+	}
+	var out []memory.Event
+	for _, e := range evs {
+		if !seen[e.ID] {
+			seen[e.ID] = true
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) insertEvents(ctx context.Context, evs []memory.Event) error {
+	seq := s.nextSeq()
+	return s.insert(ctx, "append events", "events", eventInsertColumns, len(evs), func(i int) []any {
+		e := evs[i]
+		return []any{e.Tenant, toDB(e.TS), e.SessionID, uint32(e.Seq), e.ID, e.UserID, string(e.Role), e.Content,
+			e.ToolName, e.ToolArgs, e.ToolResult, e.Error, s.cfg.Retention.days(e.Tenant), seq + uint64(i)}
+	})
+}
+
+// SessionEvents implements memory.EventLog.
+func (s *Store) SessionEvents(ctx context.Context, tenant, sessionID string) ([]memory.Event, error) {
+	if err := memory.ValidateTenant("clickhouse: session events", tenant); err != nil {
+		return nil, err
+	}
+	out := []memory.Event{}
+	err := s.queryRows(ctx, "session events", fmt.Sprintf(eventSelect, "session_id = {session:String}")+" ORDER BY seq, id",
+		func(r driver.Rows) error {
+			e, err := scanEvent(r)
+			out = append(out, e)
+			return err
+		}, ch.Named("tenant", tenant), ch.Named("session", sessionID))
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func scanEvent(r driver.Rows) (memory.Event, error) {
+	var (
+		e    memory.Event
+		seq  uint32
+		role string
+	)
+	err := r.Scan(&e.ID, &e.Tenant, &e.SessionID, &e.UserID, &seq, &role, &e.Content, &e.TS, &e.ToolName, &e.ToolArgs, &e.ToolResult, &e.Error)
+	e.Seq, e.Role, e.TS = int(seq), memory.Role(role), fromDB(e.TS)
+	return e, err
+}
+
+// EventSearch asks for the events of a tenant whose content contains a
+// keyword (case-insensitive, any script: 报表 works as well as "csv").
+type EventSearch struct {
+	Tenant    string
+	Text      string
+	SessionID string    // optional
+	Since     time.Time // optional, inclusive
+	Until     time.Time // optional, exclusive
+	Limit     int       // default 100
+}
+
+// SearchEvents returns the events matching q, newest first. The match is a
+// substring match on the lower-cased content, which the ngram bloom-filter
+// index of the events table accelerates; LIKE wildcards in the text are
+// matched literally.
+func (s *Store) SearchEvents(ctx context.Context, q EventSearch) ([]memory.Event, error) {
+	const op = "clickhouse: search events"
+	if err := memory.ValidateTenant(op, q.Tenant); err != nil {
+		return nil, err
+	}
+	text := strings.TrimSpace(q.Text)
+	if text == "" {
+		return nil, memory.Invalidf(op, "the search text is empty")
+	}
+	if q.Limit <= 0 {
+		q.Limit = 100
+	}
+	conds := []string{"lowerUTF8(content) LIKE {pattern:String}"}
+	args := []any{ch.Named("tenant", q.Tenant), ch.Named("pattern", "%"+escapeLike(strings.ToLower(text))+"%"), ch.Named("limit", uint64(q.Limit))}
+	if q.SessionID != "" {
+		conds = append(conds, "session_id = {session:String}")
+		args = append(args, ch.Named("session", q.SessionID))
+	}
+	if !q.Since.IsZero() {
+		conds = append(conds, "ts >= {since:DateTime64(3, 'UTC')}")
+		args = append(args, ch.Named("since", ceilMilli(q.Since)))
+	}
+	if !q.Until.IsZero() {
+		conds = append(conds, "ts < {until:DateTime64(3, 'UTC')}")
+		args = append(args, ch.Named("until", ceilMilli(q.Until)))
+	}
+	out := []memory.Event{}
+	err := s.queryRows(ctx, "search events", fmt.Sprintf(eventSelect, strings.Join(conds, " AND "))+" ORDER BY ts DESC, session_id, seq LIMIT {limit:UInt64}",
+		func(r driver.Rows) error {
+			e, err := scanEvent(r)
+			out = append(out, e)
+			return err
+		}, args...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// escapeLike makes s match itself literally inside a LIKE pattern.
+func escapeLike(s string) string { return likeEscaper.Replace(s) }

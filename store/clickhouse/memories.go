@@ -1,0 +1,231 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+const memoryColumns = "tenant, id, version, kind, content, counter_example, task_type, entities, content_hash, " +
+	"confidence, sources, evidence, status, superseded_by, supersedes, valid_from, valid_to, decay, decay_anchor, " +
+	"pinned, flags, helped, hurt, reason, decision_id, created_at, updated_at, write_seq"
+
+func (s *Store) memoryRow(m memory.Memory, seq uint64) []any {
+	return []any{m.Tenant, m.ID, uint32(m.Version), string(m.Kind), m.Content, m.CounterExample, m.TaskType,
+		nonNil(m.Entities), m.ContentHash, m.Confidence, nonNil(m.Sources), nonNil(m.Evidence), string(m.Status),
+		m.SupersededBy, nonNil(m.Supersedes), toDB(m.ValidFrom), toDB(m.ValidTo), m.Decay, toDB(m.DecayAnchor),
+		m.Pinned, nonNil(m.Flags), uint32(max(m.Helped, 0)), uint32(max(m.Hurt, 0)), m.Reason, m.DecisionID,
+		toDB(m.CreatedAt), toDB(m.UpdatedAt), seq}
+}
+
+func scanMemory(r driver.Rows) (memory.Memory, error) {
+	var (
+		m            memory.Memory
+		version      uint32
+		kind, status string
+		helped, hurt uint32
+		seq          uint64
+	)
+	err := r.Scan(&m.Tenant, &m.ID, &version, &kind, &m.Content, &m.CounterExample, &m.TaskType, &m.Entities,
+		&m.ContentHash, &m.Confidence, &m.Sources, &m.Evidence, &status, &m.SupersededBy, &m.Supersedes,
+		&m.ValidFrom, &m.ValidTo, &m.Decay, &m.DecayAnchor, &m.Pinned, &m.Flags, &helped, &hurt, &m.Reason,
+		&m.DecisionID, &m.CreatedAt, &m.UpdatedAt, &seq)
+	m.Version, m.Kind, m.Status, m.Helped, m.Hurt = int(version), memory.Kind(kind), memory.Status(status), int(helped), int(hurt)
+	m.ValidFrom, m.ValidTo, m.DecayAnchor = fromDB(m.ValidFrom), fromDB(m.ValidTo), fromDB(m.DecayAnchor)
+	m.CreatedAt, m.UpdatedAt = fromDB(m.CreatedAt), fromDB(m.UpdatedAt)
+	m.Entities, m.Sources, m.Evidence = nilIfEmpty(m.Entities), nilIfEmpty(m.Sources), nilIfEmpty(m.Evidence)
+	m.Supersedes, m.Flags = nilIfEmpty(m.Supersedes), nilIfEmpty(m.Flags)
+	return m, err
+}
+
+// PutMemories implements memory.MemoryStore. Versions go to memory_versions;
+// the materialized view memories_current_mv keeps memories_current (the
+// highest version of each memory) up to date in the same insert.
+func (s *Store) PutMemories(ctx context.Context, ms []memory.Memory) error {
+	const op = "clickhouse: put memories"
+	if err := memory.ValidateMemories(op, ms); err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if err := checkTimes(op, "memory "+m.ID, "valid_from", m.ValidFrom, "valid_to", m.ValidTo,
+			"decay_anchor", m.DecayAnchor, "created_at", m.CreatedAt, "updated_at", m.UpdatedAt); err != nil {
+			return err
+		}
+	}
+	// Sequence numbers follow the batch order, so that of two copies of one
+	// version in a batch the later wins, as it would in two batches.
+	seq := s.nextSeq()
+	for range len(ms) - 1 {
+		s.nextSeq()
+	}
+	return s.insert(ctx, "put memories", "memory_versions", memoryColumns, len(ms), func(i int) []any {
+		return s.memoryRow(ms[i], seq+uint64(i))
+	})
+}
+
+// Memory implements memory.MemoryStore.
+func (s *Store) Memory(ctx context.Context, tenant, id string) (memory.Memory, error) {
+	const op = "clickhouse: memory"
+	if err := memory.ValidateTenant(op, tenant); err != nil {
+		return memory.Memory{}, err
+	}
+	ms, err := s.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: []string{id}})
+	if err != nil {
+		return memory.Memory{}, err
+	}
+	if len(ms) == 0 {
+		return memory.Memory{}, memory.NotFoundf(op, "memory %s not found", id)
+	}
+	return ms[0], nil
+}
+
+// Memories implements memory.MemoryStore. Filters apply to the current
+// version: WHERE runs after FINAL has folded the versions together.
+func (s *Store) Memories(ctx context.Context, f memory.MemoryFilter) ([]memory.Memory, error) {
+	const op = "clickhouse: memories"
+	if err := memory.ValidateTenant(op, f.Tenant); err != nil {
+		return nil, err
+	}
+	conds := []string{"tenant = {tenant:String}"}
+	args := []any{ch.Named("tenant", f.Tenant)}
+	if len(f.IDs) > 0 {
+		conds = append(conds, "id IN {ids:Array(String)}")
+		args = append(args, ch.Named("ids", f.IDs))
+	}
+	if len(f.Kinds) > 0 {
+		var kinds []string
+		for _, k := range f.Kinds {
+			kinds = append(kinds, string(k))
+		}
+		conds = append(conds, "kind IN {kinds:Array(String)}")
+		args = append(args, ch.Named("kinds", kinds))
+	}
+	if len(f.Statuses) > 0 {
+		var statuses []string
+		for _, st := range f.Statuses {
+			statuses = append(statuses, string(st))
+		}
+		conds = append(conds, "status IN {statuses:Array(String)}")
+		args = append(args, ch.Named("statuses", statuses))
+	}
+	if f.ContentHash != "" {
+		conds = append(conds, "content_hash = {hash:String}")
+		args = append(args, ch.Named("hash", f.ContentHash))
+	}
+	if f.Source != "" {
+		conds = append(conds, "has(sources, {source:String})")
+		args = append(args, ch.Named("source", f.Source))
+	}
+	if !f.UpdatedAfter.IsZero() {
+		// x > t for millisecond x ⇔ x > t truncated to the millisecond.
+		conds = append(conds, "updated_at > {after:DateTime64(3, 'UTC')}")
+		args = append(args, ch.Named("after", f.UpdatedAfter.UTC().Truncate(time.Millisecond)))
+	}
+	query := "SELECT " + memoryColumns + " FROM memories_current FINAL WHERE " + strings.Join(conds, " AND ") + " ORDER BY updated_at, id"
+	if f.Limit > 0 {
+		query += " LIMIT {limit:UInt64}"
+		args = append(args, ch.Named("limit", uint64(f.Limit)))
+	}
+	out := []memory.Memory{}
+	err := s.queryRows(ctx, "memories", query, func(r driver.Rows) error {
+		m, err := scanMemory(r)
+		out = append(out, m)
+		return err
+	}, args...)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.fillUsage(ctx, f.Tenant, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// fillUsage sets RecallCount and LastRecalledAt from memory_usage. A use
+// stored twice (a retried RecordUsage) counts once: distinct times count.
+func (s *Store) fillUsage(ctx context.Context, tenant string, ms []memory.Memory) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	index := map[string]int{}
+	var ids []string
+	for i, m := range ms {
+		index[m.ID] = i
+		ids = append(ids, m.ID)
+	}
+	for chunk := range slices.Chunk(ids, checkBatch) {
+		err := s.queryRows(ctx, "memories: usage",
+			`SELECT memory_id, uniqExactIf(at, kind = 'recalled'), maxIf(at, kind = 'recalled')
+FROM memory_usage
+WHERE tenant = {tenant:String} AND memory_id IN {ids:Array(String)}
+GROUP BY memory_id`,
+			func(r driver.Rows) error {
+				var (
+					id    string
+					count uint64
+					m     memory.Memory
+				)
+				if err := r.Scan(&id, &count, &m.LastRecalledAt); err != nil {
+					return err
+				}
+				if i, ok := index[id]; ok {
+					ms[i].RecallCount, ms[i].LastRecalledAt = int(count), fromDB(m.LastRecalledAt)
+				}
+				return nil
+			}, ch.Named("tenant", tenant), ch.Named("ids", chunk))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// History implements memory.MemoryStore.
+func (s *Store) History(ctx context.Context, tenant, id string) ([]memory.Memory, error) {
+	const op = "clickhouse: history"
+	if err := memory.ValidateTenant(op, tenant); err != nil {
+		return nil, err
+	}
+	var out []memory.Memory
+	err := s.queryRows(ctx, "history",
+		"SELECT "+memoryColumns+" FROM memory_versions FINAL WHERE tenant = {tenant:String} AND id = {id:String} ORDER BY version",
+		func(r driver.Rows) error {
+			m, err := scanMemory(r)
+			out = append(out, m)
+			return err
+		}, ch.Named("tenant", tenant), ch.Named("id", id))
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, memory.NotFoundf(op, "memory %s not found", id)
+	}
+	return out, nil
+}
+
+// RecordUsage implements memory.MemoryStore.
+func (s *Store) RecordUsage(ctx context.Context, us []memory.Usage) error {
+	const op = "clickhouse: record usage"
+	for i, u := range us {
+		if err := memory.ValidateTenant(op, u.Tenant); err != nil {
+			return err
+		}
+		if u.MemoryID == "" {
+			return memory.Invalidf(op, "usage %d: memory_id is required", i)
+		}
+		if err := checkTime(op, fmt.Sprintf("usage %d at", i), u.At); err != nil {
+			return err
+		}
+	}
+	return s.insert(ctx, "record usage", "memory_usage", "tenant, memory_id, kind, at", len(us), func(i int) []any {
+		u := us[i]
+		return []any{u.Tenant, u.MemoryID, string(u.Kind), toDB(u.At)}
+	})
+}

@@ -1,0 +1,306 @@
+package clickhouse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/hindsight-memory/hindsight/memory"
+	chschema "github.com/hindsight-memory/hindsight/schema/clickhouse"
+)
+
+// Store is the ClickHouse implementation of memory.EpisodicStore. It is
+// safe for concurrent use.
+type Store struct {
+	conn driver.Conn
+	cfg  Config
+	log  *slog.Logger
+	// lastSeq orders writes of this process: see nextSeq.
+	lastSeq atomic.Uint64
+}
+
+var _ memory.EpisodicStore = (*Store)(nil)
+
+// Open connects to ClickHouse, creates the database when missing and,
+// unless cfg.SkipMigrate is set, applies pending migrations.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := createDatabase(ctx, cfg); err != nil {
+		return nil, err
+	}
+	opts, err := cfg.options(cfg.Database)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := ch.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: open %s: %w", cfg, err)
+	}
+	s := &Store{conn: conn, cfg: cfg, log: cfg.Logger}
+	if err := s.ping(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if !cfg.SkipMigrate {
+		if err := s.Migrate(ctx); err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// createDatabase runs CREATE DATABASE IF NOT EXISTS over a connection to
+// the server's default database. The name was validated as an identifier;
+// DDL takes no parameters, so it is quoted into the statement.
+func createDatabase(ctx context.Context, cfg Config) error {
+	opts, err := cfg.options("")
+	if err != nil {
+		return err
+	}
+	opts.MaxOpenConns, opts.MaxIdleConns = 1, 1
+	conn, err := ch.Open(opts)
+	if err != nil {
+		return fmt.Errorf("clickhouse: open %s: %w", cfg, err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, cfg.QueryTimeout)
+	defer cancel()
+	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS `"+cfg.Database+"`"); err != nil {
+		return fmt.Errorf("clickhouse: create database %s on %s: %w", cfg.Database, cfg, err)
+	}
+	return nil
+}
+
+func (s *Store) ping(ctx context.Context) error {
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	if err := s.conn.Ping(ctx); err != nil {
+		return fmt.Errorf("clickhouse: ping %s: %w", s.cfg, err)
+	}
+	return nil
+}
+
+// Close releases the connections.
+func (s *Store) Close() error {
+	if err := s.conn.Close(); err != nil {
+		return fmt.Errorf("clickhouse: close: %w", err)
+	}
+	return nil
+}
+
+// Config returns the configuration the store runs with (defaults filled).
+func (s *Store) Config() Config { return s.cfg }
+
+// Migrate applies the migrations of schema/clickhouse that are not yet
+// recorded in schema_migrations, in order, and records each one. It is
+// idempotent, and safe to run from several processes at once: every
+// statement is IF NOT EXISTS. A recorded migration whose file changed since
+// is an error: migrations are never edited, only added.
+func (s *Store) Migrate(ctx context.Context) error {
+	migrations, err := chschema.Migrations()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, max(s.cfg.QueryTimeout, 2*time.Minute))
+	defer cancel()
+	if err := s.conn.Exec(ctx, chschema.MigrationsTable); err != nil {
+		return fmt.Errorf("clickhouse: migrate: create schema_migrations: %w", err)
+	}
+	applied, err := s.AppliedMigrations(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range migrations {
+		if sum, ok := applied[m.Version]; ok {
+			if sum != m.Checksum {
+				return fmt.Errorf("clickhouse: migrate: migration %04d_%s changed after it was applied (checksum %.12s…, recorded %.12s…): add a new migration instead of editing it",
+					m.Version, m.Name, m.Checksum, sum)
+			}
+			continue
+		}
+		for i, stmt := range m.Statements {
+			if err := s.conn.Exec(ctx, stmt); err != nil {
+				return fmt.Errorf("clickhouse: migrate: %04d_%s statement %d: %w", m.Version, m.Name, i+1, err)
+			}
+		}
+		err := s.conn.Exec(ctx, "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES ({version:UInt32}, {name:String}, {checksum:String}, now64(3))",
+			ch.Named("version", uint32(m.Version)), ch.Named("name", m.Name), ch.Named("checksum", m.Checksum))
+		if err != nil {
+			return fmt.Errorf("clickhouse: migrate: record %04d_%s: %w", m.Version, m.Name, err)
+		}
+		s.log.Info("clickhouse: applied migration", "version", m.Version, "name", m.Name)
+	}
+	return nil
+}
+
+// AppliedMigrations returns the recorded migrations: version → checksum.
+func (s *Store) AppliedMigrations(ctx context.Context) (map[int]string, error) {
+	rows, err := s.conn.Query(ctx, "SELECT version, argMax(checksum, applied_at) FROM schema_migrations GROUP BY version")
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: read schema_migrations: %w", err)
+	}
+	defer rows.Close()
+	out := map[int]string{}
+	for rows.Next() {
+		var (
+			v   uint32
+			sum string
+		)
+		if err := rows.Scan(&v, &sum); err != nil {
+			return nil, fmt.Errorf("clickhouse: read schema_migrations: %w", err)
+		}
+		out[int(v)] = sum
+	}
+	return out, rows.Err()
+}
+
+// withTimeout applies the configured query timeout to contexts without a
+// deadline, so that no store call can hang forever.
+func (s *Store) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.cfg.QueryTimeout)
+}
+
+// nextSeq returns a write sequence number: nanoseconds since the epoch,
+// strictly increasing within the process. ReplacingMergeTree keeps the row
+// with the highest sequence, so the later of two writes wins.
+func (s *Store) nextSeq() uint64 {
+	for {
+		last := s.lastSeq.Load()
+		next := max(uint64(time.Now().UnixNano()), last+1)
+		if s.lastSeq.CompareAndSwap(last, next) {
+			return next
+		}
+	}
+}
+
+// insertCtx marks inserts as not to be deduplicated by block content. The
+// tables already make retries idempotent; server-side block deduplication
+// (on by default for replicated tables) would instead silently drop a
+// legitimate rewrite of rows that were purged in between.
+func insertCtx(ctx context.Context) context.Context {
+	return ch.Context(ctx, ch.WithSettings(ch.Settings{"insert_deduplicate": 0}))
+}
+
+// exec runs a statement with typed parameters.
+func (s *Store) exec(ctx context.Context, op, query string, args ...any) error {
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	if err := s.conn.Exec(ctx, query, args...); err != nil {
+		return fmt.Errorf("clickhouse: %s: %w", op, err)
+	}
+	return nil
+}
+
+// queryRows runs a query with typed parameters and calls scan for each row.
+func (s *Store) queryRows(ctx context.Context, op, query string, scan func(driver.Rows) error, args ...any) error {
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	rows, err := s.conn.Query(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("clickhouse: %s: %w", op, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return fmt.Errorf("clickhouse: %s: scan: %w", op, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("clickhouse: %s: %w", op, err)
+	}
+	return nil
+}
+
+// insert sends rows as one Native-format batch with an explicit column list.
+func (s *Store) insert(ctx context.Context, op, table, columns string, n int, row func(i int) []any) error {
+	if n == 0 {
+		return nil
+	}
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	batch, err := s.conn.PrepareBatch(insertCtx(ctx), "INSERT INTO "+table+" ("+columns+")")
+	if err != nil {
+		return fmt.Errorf("clickhouse: %s: prepare: %w", op, err)
+	}
+	defer batch.Close()
+	for i := range n {
+		if err := batch.Append(row(i)...); err != nil {
+			return fmt.Errorf("clickhouse: %s: row %d: %w", op, i, err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return fmt.Errorf("clickhouse: %s: send %d rows: %w", op, n, err)
+	}
+	return nil
+}
+
+// epoch stands for the zero time.Time: DateTime64 cannot hold year 1.
+var epoch = time.Unix(0, 0).UTC()
+
+// Earliest and latest instants DateTime64(3) can hold.
+var (
+	minTime = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxTime = time.Date(2299, 12, 31, 23, 59, 59, 999_000_000, time.UTC)
+)
+
+// toDB maps a time to its stored form: UTC, and the zero time as the epoch.
+func toDB(t time.Time) time.Time {
+	if t.IsZero() {
+		return epoch
+	}
+	return t.UTC()
+}
+
+// fromDB maps a stored time back: the epoch is the zero time.
+func fromDB(t time.Time) time.Time {
+	if t.Equal(epoch) {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// checkTime reports a time DateTime64(3) cannot store.
+func checkTime(op, what string, t time.Time) error {
+	if t.IsZero() || !t.Before(minTime) && !t.After(maxTime) {
+		return nil
+	}
+	return memory.Invalidf(op, "%s %s is out of the storable range 1900-01-01 to 2299-12-31", what, t.Format(time.RFC3339))
+}
+
+// ceilMilli rounds t up to the millisecond. Stored times have millisecond
+// precision, so for a stored x: x >= t ⇔ x >= ceilMilli(t), and
+// x < t ⇔ x < ceilMilli(t).
+func ceilMilli(t time.Time) time.Time {
+	if r := t.Truncate(time.Millisecond); !r.Equal(t) {
+		return r.Add(time.Millisecond)
+	}
+	return t
+}
+
+// checkTimes checks name/time pairs with checkTime.
+func checkTimes(op, what string, pairs ...any) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if err := checkTime(op, what+" "+pairs[i].(string), pairs[i+1].(time.Time)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// now is the wall clock, in UTC.
+func (s *Store) now() time.Time { return time.Now().UTC() }
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }
