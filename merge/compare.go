@@ -1,0 +1,327 @@
+package merge
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// The offline comparison rules. They are deliberately conservative: a
+// wrong merge loses information for good, a missed one only leaves a
+// near-duplicate for the next consolidation. So every merging verdict needs
+// positive evidence, and anything the rules cannot place is distinct.
+//
+//   - conflicts: the two statements are about the same subject (one's
+//     subject terms contain the other's, and they share at least half) and
+//     either a slot has different values (utc vs utc+8, 500 vs 2000 rows),
+//     or a shared term is negated in one and asserted in the other ("never
+//     deploy" vs "deploy"), or one rejects a term the other asserts ("…, not
+//     on the local disk").
+//   - duplicate: no flip of polarity, no conflict, and the candidate adds nothing:
+//     both say the same terms, or the candidate says a part of the existing
+//     memory (missing at most one subject word of four or more).
+//   - refines: no flip of polarity, no conflict, the candidate keeps every term of
+//     the existing memory and adds at least one concrete specific (a value,
+//     a number, code, a flag, a path, a name).
+//   - distinct: everything else, including a candidate that only adds words
+//     (a narrower scope is not a refinement the rules can vouch for) and two
+//     statements that differ in a name (orders.csv vs customers.csv).
+
+// relation is the verdict of comparing a candidate with one existing memory.
+type relation struct {
+	verdict memory.Verdict
+	reason  string
+}
+
+// minSubjectJaccard is the least share of subject terms two statements
+// must have in common to be about the same subject.
+const minSubjectJaccard = 0.5
+
+// maxMissingSubject is how many subject terms of the existing memory a
+// candidate may leave out and still be a duplicate, provided the existing
+// memory has at least minSubjectForMissing of them.
+const (
+	maxMissingSubject    = 1
+	minSubjectForMissing = 4
+)
+
+func compare(existing, candidate *statement) relation {
+	a, b := existing, candidate
+	if normText(a.text) == normText(b.text) {
+		return relation{memory.VerdictDuplicate, "same text after normalisation"}
+	}
+	var shared, onlyA, onlyB []*term
+	for k, t := range a.terms {
+		if _, ok := b.terms[k]; ok {
+			shared = append(shared, t)
+		} else {
+			onlyA = append(onlyA, t)
+		}
+	}
+	for k, t := range b.terms {
+		if _, ok := a.terms[k]; !ok {
+			onlyB = append(onlyB, t)
+		}
+	}
+	sortTerms(shared)
+	sortTerms(onlyA)
+	sortTerms(onlyB)
+
+	if na, nb := filter(onlyA, isClass(tAnchor)), filter(onlyB, isClass(tAnchor)); len(na) > 0 && len(nb) > 0 {
+		return relation{memory.VerdictDistinct, fmt.Sprintf("different names: %s vs %s", surfaces(na), surfaces(nb))}
+	}
+
+	subjA, subjB := filter(termList(a), isSubject), filter(termList(b), isSubject)
+	sharedSubj := filter(shared, isSubject)
+	subject := phrase2(sharedSubj)
+	sameSubject := len(sharedSubj) > 0 &&
+		(len(sharedSubj) == len(subjA) || len(sharedSubj) == len(subjB)) &&
+		float64(len(sharedSubj))/float64(len(subjA)+len(subjB)-len(sharedSubj)) >= minSubjectJaccard
+
+	if sameSubject {
+		if diffs := slotConflicts(a, b); len(diffs) > 0 {
+			return relation{memory.VerdictConflicts, fmt.Sprintf("same subject %q, %s", subject, strings.Join(diffs, "; "))}
+		}
+		if flipped := negationFlips(shared, a, b); len(flipped) > 0 {
+			who, cues := "candidate", b.cues
+			if a.negative && !b.negative {
+				who, cues = "existing memory", a.cues
+			}
+			return relation{memory.VerdictConflicts, fmt.Sprintf("same subject %q with opposite polarity: the %s negates %q (%s)", subject, who, phrase2(flipped), strings.Join(quoteAll(cues), ", "))}
+		}
+		var rejectedByB, rejectedByA []*term
+		for _, t := range shared {
+			tb := b.terms[t.key]
+			switch {
+			case tb.rejected && !t.rejected:
+				rejectedByB = append(rejectedByB, t)
+			case t.rejected && !tb.rejected:
+				rejectedByA = append(rejectedByA, t)
+			}
+		}
+		if len(rejectedByB) > 0 {
+			return relation{memory.VerdictConflicts, fmt.Sprintf("same subject %q, but the candidate rejects %q, which the existing memory asserts", subject, phrase2(rejectedByB))}
+		}
+		if len(rejectedByA) > 0 {
+			return relation{memory.VerdictConflicts, fmt.Sprintf("same subject %q, but the candidate asserts %q, which the existing memory rejects", subject, phrase2(rejectedByA))}
+		}
+	}
+
+	switch {
+	case len(negationFlips(shared, a, b)) > 0:
+		return relation{memory.VerdictDistinct, fmt.Sprintf("one negates what the other asserts, but their subjects differ (%s vs %s)", describe(onlyA), describe(onlyB))}
+	case len(sharedSubj) == 0:
+		return relation{memory.VerdictDistinct, "no subject in common"}
+	case !sameSubject && len(onlyA) > 0 && len(onlyB) > 0:
+		return relation{memory.VerdictDistinct, fmt.Sprintf("different subjects: %s vs %s", describe(onlyA), describe(onlyB))}
+	}
+	// From here on the statements agree in polarity, values and rejections.
+	switch {
+	case len(onlyA) == 0 && len(onlyB) == 0:
+		return relation{memory.VerdictDuplicate, fmt.Sprintf("same statement about %q: every term matches", subject)}
+	case len(onlyB) == 0:
+		missing := filter(onlyA, isSubject)
+		if len(missing) == 0 || len(missing) <= maxMissingSubject && len(subjA) >= minSubjectForMissing {
+			return relation{memory.VerdictDuplicate, fmt.Sprintf("the candidate restates part of the existing memory about %q and adds nothing (the existing memory also says %s)", subject, describe(onlyA))}
+		}
+		return relation{memory.VerdictDistinct, fmt.Sprintf("the candidate is broader: it drops %s; unsure, not merged", describe(missing))}
+	case len(onlyA) == 0:
+		specifics := filter(onlyB, isSpecific)
+		if len(specifics) > 0 {
+			return relation{memory.VerdictRefines, fmt.Sprintf("same subject %q; the candidate adds specifics: %s", subject, surfaces(specifics))}
+		}
+		return relation{memory.VerdictDistinct, fmt.Sprintf("the candidate only adds words (%s), no concrete parameter; unsure, not merged", describe(onlyB))}
+	}
+	return relation{memory.VerdictDistinct, fmt.Sprintf("each says something the other does not: %s vs %s", describe(onlyA), describe(onlyB))}
+}
+
+// negationFlips returns the shared terms (of the existing statement a) that
+// one statement negates and the other asserts. Only a statement without
+// any negation asserts: when both negate something, a term inside one
+// scope and outside the other is word order ("周五下午不要上线", "别在周五
+// 下午上线"), not meaning.
+func negationFlips(shared []*term, a, b *statement) []*term {
+	if a.negative == b.negative {
+		return nil
+	}
+	var out []*term
+	for _, t := range shared {
+		if t.negated != b.terms[t.key].negated {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// slotConflicts lists the slots where the two statements give different
+// values: disjoint asserted values, or a value one asserts and the other
+// rejects.
+func slotConflicts(a, b *statement) []string {
+	var out []string
+	slots := make([]string, 0, len(a.values))
+	for s := range a.values {
+		if _, ok := b.values[s]; ok {
+			slots = append(slots, s)
+		}
+	}
+	sort.Strings(slots)
+	for _, slot := range slots {
+		posA, negA := split(a.values[slot])
+		posB, negB := split(b.values[slot])
+		name := slotName(slot)
+		switch {
+		case len(posA) > 0 && len(posB) > 0 && !intersects(posA, posB):
+			out = append(out, fmt.Sprintf("%s differs: %s vs %s", name, joinSurfaces(posA), joinSurfaces(posB)))
+		case intersects(posA, negB):
+			out = append(out, fmt.Sprintf("%s: the candidate rejects %s", name, joinSurfaces(common(posA, negB))))
+		case intersects(negA, posB):
+			out = append(out, fmt.Sprintf("%s: the candidate asserts %s, which the existing memory rejects", name, joinSurfaces(common(posB, negA))))
+		}
+	}
+	return out
+}
+
+func slotName(slot string) string {
+	switch {
+	case strings.HasPrefix(slot, "n:"):
+		if u := strings.TrimPrefix(slot, "n:"); u != "number" {
+			return "number of " + u
+		}
+		return "number"
+	case strings.HasPrefix(slot, "kv:"):
+		return "parameter " + strings.TrimPrefix(slot, "kv:")
+	}
+	return slot
+}
+
+// split returns the asserted and the rejected values of a slot, keyed by
+// canonical value with a surface form each.
+func split(vs []valueRef) (pos, neg map[string]string) {
+	pos, neg = map[string]string{}, map[string]string{}
+	for _, v := range vs {
+		if v.rejected {
+			if _, ok := neg[v.canon]; !ok {
+				neg[v.canon] = v.surface
+			}
+			continue
+		}
+		if _, ok := pos[v.canon]; !ok {
+			pos[v.canon] = v.surface
+		}
+	}
+	// A value asserted anywhere in the statement is asserted.
+	for c := range pos {
+		delete(neg, c)
+	}
+	return pos, neg
+}
+
+func intersects(a, b map[string]string) bool {
+	for k := range a {
+		if _, ok := b[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func common(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range a {
+		if _, ok := b[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func joinSurfaces(m map[string]string) string {
+	ss := make([]string, 0, len(m))
+	for _, v := range m {
+		ss = append(ss, v)
+	}
+	sort.Strings(ss)
+	return strings.Join(ss, ", ")
+}
+
+func normText(s string) string {
+	return strings.Join(strings.Fields(memory.Normalize(s)), " ")
+}
+
+func termList(s *statement) []*term {
+	out := make([]*term, 0, len(s.terms))
+	for _, t := range s.terms {
+		out = append(out, t)
+	}
+	sortTerms(out)
+	return out
+}
+
+func sortTerms(ts []*term) {
+	sort.Slice(ts, func(i, j int) bool {
+		if ts[i].pos != ts[j].pos {
+			return ts[i].pos < ts[j].pos
+		}
+		return ts[i].key < ts[j].key
+	})
+}
+
+func filter(ts []*term, keep func(*term) bool) []*term {
+	var out []*term
+	for _, t := range ts {
+		if keep(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func isClass(c termClass) func(*term) bool { return func(t *term) bool { return t.class == c } }
+
+func isSubject(t *term) bool { return t.class.isSubject() }
+
+// isSpecific reports whether t is a concrete parameter a refinement may add.
+func isSpecific(t *term) bool { return t.class != tWord }
+
+// surfaces lists terms as written, comma separated.
+func surfaces(ts []*term) string {
+	ss := make([]string, len(ts))
+	for i, t := range ts {
+		ss[i] = t.surface
+	}
+	return strings.Join(ss, ", ")
+}
+
+// phrase2 renders terms as a phrase: words separated by spaces, Chinese
+// characters run together.
+func phrase2(ts []*term) string {
+	var b strings.Builder
+	prevCJK := false
+	for i, t := range ts {
+		cjk := strings.HasPrefix(t.key, "c:")
+		if i > 0 && !(cjk && prevCJK) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t.surface)
+		prevCJK = cjk
+	}
+	return b.String()
+}
+
+// describe renders a term list for a reason, or "nothing".
+func describe(ts []*term) string {
+	if len(ts) == 0 {
+		return "nothing"
+	}
+	return fmt.Sprintf("%q", phrase2(ts))
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}
