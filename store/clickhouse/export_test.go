@@ -1,8 +1,15 @@
 package clickhouse
 
-import "context"
+import (
+	"context"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+)
 
 // Exec runs a statement; tests use it to set up and tear down.
 func (s *Store) Exec(ctx context.Context, query string, args ...any) error {
 	return s.exec(ctx, "test", query, args...)
 }
+
+// chNamed is clickhouse.Named for the external tests.
+var ChNamed = ch.Named

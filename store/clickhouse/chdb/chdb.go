@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/store/clickhouse"
@@ -24,6 +25,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if _, err := os.Stat(cfg.LibPath); err != nil {
+		return nil, fmt.Errorf("%w at %s: %s", ErrLibraryMissing, cfg.LibPath, FetchHint)
 	}
 	eng, err := acquireEngine(cfg.LibPath, cfg.DataDir, cfg.Sessions)
 	if err != nil {

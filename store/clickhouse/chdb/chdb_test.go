@@ -1,0 +1,154 @@
+//go:build linux && amd64
+
+package chdb
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hindsight-memory/hindsight/store/clickhouse"
+)
+
+func testLibPath(t *testing.T) string {
+	if p := os.Getenv("HINDSIGHT_CHDB_LIB"); p != "" {
+		return p
+	}
+	cache := os.Getenv("HINDSIGHT_CACHE")
+	if cache == "" {
+		var err error
+		if cache, err = DefaultCacheDir(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return LibPath(cache)
+}
+
+func openTest(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), Config{DataDir: dir, LibPath: testLibPath(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestMissingLibrarySaysHowToFetchIt(t *testing.T) {
+	_, err := Open(context.Background(), Config{DataDir: t.TempDir(), LibPath: filepath.Join(t.TempDir(), "libchdb.so")})
+	if !errors.Is(err, ErrLibraryMissing) || !strings.Contains(err.Error(), "make chdb") || !strings.Contains(err.Error(), "fetch-chdb.sh") {
+		t.Fatalf("Open without the library = %v; want ErrLibraryMissing naming `make chdb` and scripts/fetch-chdb.sh", err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for name, c := range map[string]Config{
+		"no data dir":  {Sessions: 1},
+		"no sessions":  {DataDir: "x", Sessions: -1},
+		"names server": {DataDir: "x", Sessions: 1, Store: clickhouse.Config{Addr: []string{"h:9000"}}},
+	} {
+		if err := c.Validate(); err == nil {
+			t.Errorf("%s: Validate() = nil, want an error", name)
+		}
+	}
+	if err := (Config{DataDir: "x", Sessions: 1}).Validate(); err != nil {
+		t.Errorf("valid config: %v", err)
+	}
+}
+
+// The Go runtime must keep its SIGSEGV handler once chDB runs: a nil
+// dereference is a recoverable panic, not a dead process.
+func TestGoSignalHandlersSurviveEngine(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	defer s.Close()
+	recovered := func() (r any) {
+		defer func() { r = recover() }()
+		var p *int
+		return *p
+	}()
+	if recovered == nil {
+		t.Fatal("nil dereference did not panic")
+	}
+}
+
+// A second process cannot own the same data directory; it gets an error
+// that says so instead of corrupting it.
+func TestDataDirectoryIsExclusiveToOneProcess(t *testing.T) {
+	if dir := os.Getenv("HINDSIGHT_CHDB_LOCK_CHILD"); dir != "" {
+		_, err := Open(context.Background(), Config{DataDir: dir, LibPath: testLibPath(t)})
+		if err == nil {
+			os.Exit(3)
+		}
+		io.WriteString(os.Stdout, err.Error())
+		os.Exit(0)
+	}
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	defer s.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDataDirectoryIsExclusiveToOneProcess$")
+	cmd.Env = append(os.Environ(), "HINDSIGHT_CHDB_LOCK_CHILD="+dir)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v (output %q)", err, out)
+	}
+	if !strings.Contains(string(out), "in use by another process") || !strings.Contains(string(out), "pid") {
+		t.Fatalf("second owner got %q, want an in-use error naming the pid", out)
+	}
+}
+
+// Settings sent with one request apply to that request only: the session
+// goes back to the defaults for the next one.
+func TestSettingsApplyPerRequest(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	defer s.Close()
+	rt := &transport{eng: s.eng}
+	get := func(url string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader("SELECT getSetting('max_threads')"))
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d: %s", resp.StatusCode, b)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	def := get("http://chdb/?default_format=TSV")
+	if got := get("http://chdb/?default_format=TSV&max_threads=7"); got != "7" {
+		t.Fatalf("max_threads with the setting = %s, want 7", got)
+	}
+	if got := get("http://chdb/?default_format=TSV"); got != def {
+		t.Fatalf("max_threads after a request that set it = %s, want the default %s", got, def)
+	}
+}
+
+func TestParseRequest(t *testing.T) {
+	req, _ := http.NewRequest(http.MethodPost,
+		"http://chdb/?database=hs&default_format=Native&param_tenant=a%27b&max_threads=2&query_id=q1&query=INSERT+INTO+events+%28a%2C+b%29+FORMAT+Native",
+		strings.NewReader("\x00\x01"))
+	r, err := parseRequest(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.insert || r.format != "Native" || strings.TrimSpace(r.sql) != "INSERT INTO events (a, b)" || r.database != "hs" ||
+		r.params["tenant"] != "a'b" || r.settings["max_threads"] != "2" || len(r.settings) != 1 {
+		t.Fatalf("parsed insert = %+v", r)
+	}
+	for name, url := range map[string]string{
+		"native compression": "http://chdb/?compress=1",
+		"bad setting name":   "http://chdb/?max%20threads=1",
+		"bad database":       "http://chdb/?database=a%60b",
+	} {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader("SELECT 1"))
+		if _, err := parseRequest(req); err == nil {
+			t.Errorf("%s: parseRequest accepted %s", name, url)
+		}
+	}
+}
