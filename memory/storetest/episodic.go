@@ -33,6 +33,12 @@ func TestEpisodicStore(t *testing.T, newStore NewEpisodicStore) {
 	t.Run("Decisions", func(t *testing.T) { testDecisions(t, newStore(t)) })
 	t.Run("Purge", func(t *testing.T) { testPurge(t, newStore(t)) })
 	t.Run("UnicodeRoundTrip", func(t *testing.T) { testUnicode(t, newStore(t)) })
+	t.Run("EventsFirstWriteWins", func(t *testing.T) { testEventsFirstWrite(t, newStore(t)) })
+	t.Run("EpisodeRewriteMovesTime", func(t *testing.T) { testEpisodeRewrite(t, newStore(t)) })
+	t.Run("EpisodePutColdAndBack", func(t *testing.T) { testEpisodeCold(t, newStore(t)) })
+	t.Run("MemoryStatusAcrossWrites", func(t *testing.T) { testMemoryStatusAcrossWrites(t, newStore(t)) })
+	t.Run("DecisionsFirstWriteWins", func(t *testing.T) { testDecisionFirstWrite(t, newStore(t)) })
+	t.Run("TenantsListed", func(t *testing.T) { testTenants(t, newStore(t)) })
 }
 
 var tenantSeq atomic.Int64
@@ -436,6 +442,132 @@ func testUnicode(t *testing.T, s memory.EpisodicStore) {
 	must(t, err)
 	if gm.Content != text || !slices.Equal(gm.Entities, m.Entities) {
 		t.Fatalf("unicode memory round trip = %q %v", gm.Content, gm.Entities)
+	}
+}
+
+func testEventsFirstWrite(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	evs := events(tenant, "s1", 2)
+	must(t, s.AppendEvents(ctx, evs[:1]))
+	changed := evs[0]
+	changed.Content, changed.TS = "rewritten", base.Add(time.Hour)
+	must(t, s.AppendEvents(ctx, []memory.Event{changed, evs[1], evs[1]}))
+	got, err := s.SessionEvents(ctx, tenant, "s1")
+	must(t, err)
+	if len(got) != 2 || got[0].Content != evs[0].Content || !got[0].TS.Equal(evs[0].TS) || got[1].ID != evs[1].ID {
+		t.Fatalf("events after rewriting a stored ID = %+v, want the first write kept", got)
+	}
+}
+
+func testEpisodeRewrite(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	e := episode(tenant, "s1", base, "x")
+	must(t, s.PutEpisode(ctx, e))
+	e.EndedAt = base.Add(72 * time.Hour) // another month's partition, another sort key
+	e.Task = "re-distilled"
+	must(t, s.PutEpisode(ctx, e))
+	all, err := s.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant})
+	must(t, err)
+	if len(all) != 1 || all[0].Task != "re-distilled" || !all[0].EndedAt.Equal(e.EndedAt) {
+		t.Fatalf("episodes after a rewrite that moved EndedAt = %+v", all)
+	}
+	old, err := s.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Until: base.Add(time.Hour)})
+	must(t, err)
+	if len(old) != 0 {
+		t.Fatalf("the old EndedAt still matches: %+v", old)
+	}
+}
+
+func testEpisodeCold(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	e := episode(tenant, "s1", base, "x")
+	e.Status = memory.EpisodeCold
+	must(t, s.PutEpisode(ctx, e))
+	hot, err := s.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant})
+	must(t, err)
+	cold, err := s.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Statuses: []memory.EpisodeStatus{memory.EpisodeCold}, TaskType: "x"})
+	must(t, err)
+	if len(hot) != 0 || len(cold) != 1 || cold[0].Status != memory.EpisodeCold {
+		t.Fatalf("an episode put as cold: hot %v, cold %v", episodeIDs(hot), episodeIDs(cold))
+	}
+	e.Status = memory.EpisodeLive
+	must(t, s.PutEpisode(ctx, e))
+	both, err := s.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Statuses: []memory.EpisodeStatus{memory.EpisodeLive, memory.EpisodeCold}})
+	must(t, err)
+	if len(both) != 1 || both[0].Status != memory.EpisodeLive {
+		t.Fatalf("an episode put back as live = %+v", both)
+	}
+	got, err := s.Episode(ctx, tenant, e.ID)
+	must(t, err)
+	if got.Status != memory.EpisodeLive {
+		t.Fatalf("Episode after it was put back live: status %s", got.Status)
+	}
+}
+
+func testMemoryStatusAcrossWrites(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	v1 := mem(tenant, "m1", 1, "Old rule", base)
+	must(t, s.PutMemories(ctx, []memory.Memory{v1}))
+	v2 := v1
+	v2.Version, v2.Status, v2.UpdatedAt = 2, memory.StatusSuperseded, base.Add(time.Minute)
+	must(t, s.PutMemories(ctx, []memory.Memory{v2}))
+	live, err := s.Memories(ctx, memory.MemoryFilter{Tenant: tenant, Statuses: []memory.Status{memory.StatusLive}})
+	must(t, err)
+	if len(live) != 0 {
+		t.Fatalf("a memory whose current version is superseded matched status live: %+v", live)
+	}
+	sup, err := s.Memories(ctx, memory.MemoryFilter{Tenant: tenant, Statuses: []memory.Status{memory.StatusSuperseded}})
+	must(t, err)
+	if len(sup) != 1 || sup[0].Version != 2 {
+		t.Fatalf("superseded memories = %+v", sup)
+	}
+	// An older version written late does not become current.
+	must(t, s.PutMemories(ctx, []memory.Memory{v1}))
+	cur, err := s.Memory(ctx, tenant, "m1")
+	must(t, err)
+	if cur.Version != 2 {
+		t.Fatalf("current version after rewriting v1 = %d, want 2", cur.Version)
+	}
+}
+
+func testDecisionFirstWrite(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	d := memory.Decision{ID: "d1", Tenant: tenant, Action: memory.ActionStore, Reason: "first", CreatedAt: base}
+	must(t, s.LogDecision(ctx, d))
+	d.Reason, d.CreatedAt = "second", base.Add(time.Hour)
+	must(t, s.LogDecision(ctx, d))
+	got, err := s.Decision(ctx, tenant, "d1")
+	must(t, err)
+	all, err := s.Decisions(ctx, memory.DecisionFilter{Tenant: tenant})
+	must(t, err)
+	if got.Reason != "first" || !got.CreatedAt.Equal(base) || len(all) != 1 {
+		t.Fatalf("decision after a second write = %+v (%d listed), want the first", got, len(all))
+	}
+	if err := s.LogDecision(ctx, memory.Decision{ID: "d2", Tenant: tenant}); !memory.IsInvalid(err) {
+		t.Fatalf("LogDecision without an action = %v, want EINVALID", err)
+	}
+}
+
+func testTenants(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	withMemory, withCold, withEvents := Tenant(t)+"m", Tenant(t)+"c", Tenant(t)+"e"
+	must(t, s.PutMemories(ctx, []memory.Memory{mem(withMemory, "m1", 1, "x", base)}))
+	e := episode(withCold, "s1", base, "x")
+	must(t, s.PutEpisode(ctx, e))
+	must(t, s.ArchiveEpisodes(ctx, withCold, []string{e.ID}))
+	must(t, s.AppendEvents(ctx, events(withEvents, "s1", 1)))
+	tenants, err := s.Tenants(ctx)
+	must(t, err)
+	if !slices.Contains(tenants, withMemory) || !slices.Contains(tenants, withCold) || slices.Contains(tenants, withEvents) {
+		t.Fatalf("Tenants = %v: want %s and %s (memory, archived episode) and not %s (events only)", tenants, withMemory, withCold, withEvents)
+	}
+	if !slices.IsSorted(tenants) {
+		t.Fatalf("Tenants not sorted: %v", tenants)
 	}
 }
 
