@@ -114,6 +114,10 @@ func TestRetriedWritesLeaveNoVisibleDuplicates(t *testing.T) {
 	for i := range evs {
 		evs[i] = memory.Event{ID: memory.EventID(tenant, "s1", i), Tenant: tenant, SessionID: "s1", Seq: i, Role: memory.RoleTool, Content: fmt.Sprint(i), TS: at.Add(time.Duration(i) * time.Millisecond)}
 	}
+	// Without merges the duplicate rows stay in the table, so the readers'
+	// deduplication is what is tested.
+	mustT(t, s.Exec(ctx, "SYSTEM STOP MERGES events"))
+	defer s.Exec(ctx, "SYSTEM START MERGES events")
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {

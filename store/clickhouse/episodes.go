@@ -66,57 +66,78 @@ func scanEpisode(r driver.Rows) (memory.Episode, error) {
 	return ep, nil
 }
 
-// PutEpisode implements memory.EpisodeStore. The episode goes to the hot
-// table, or to the archive when its status is cold. A copy left in the other
-// table, or under another EndedAt (part of the sorting key, so
-// ReplacingMergeTree would not fold it), is deleted after the write, so that
-// readers never see the episode missing.
+// PutEpisode implements memory.EpisodeStore; see PutEpisodes.
 func (s *Store) PutEpisode(ctx context.Context, ep memory.Episode) error {
+	return s.PutEpisodes(ctx, []memory.Episode{ep})
+}
+
+// PutEpisodes stores episodes as PutEpisode does, in two batched inserts
+// (hot and archived) instead of one per episode. Each goes to the hot
+// table, or to the archive when its status is cold. A copy of the same
+// episode left in the other table, or under another EndedAt (part of the
+// sorting key, so ReplacingMergeTree would not fold it), is deleted after
+// the write, so that readers never see an episode missing.
+func (s *Store) PutEpisodes(ctx context.Context, eps []memory.Episode) error {
 	const op = "clickhouse: put episode"
-	if err := memory.ValidateEpisode(op, ep); err != nil {
-		return err
-	}
-	if err := checkTimes(op, "episode "+ep.ID, "started_at", ep.StartedAt, "ended_at", ep.EndedAt, "created_at", ep.CreatedAt); err != nil {
-		return err
-	}
-	target, other := "episodes", "episodes_archive"
-	seq := s.nextSeq()
-	row := s.episodeRow(ep, seq)
-	if ep.Status == memory.EpisodeCold {
-		target, other = other, target
-		row = append(row, toDB(s.now()))
-	}
-	columns := episodeColumns
-	if target == "episodes_archive" {
-		columns += ", archived_at"
-	}
-	if err := s.insert(ctx, "put episode", target, columns, 1, func(int) []any { return row }); err != nil {
-		return err
-	}
-	args := []any{ch.Named("tenant", ep.Tenant), ch.Named("id", ep.ID), ch.Named("ended", toDB(ep.EndedAt)), ch.Named("seq", seq)}
-	// Rows of this episode older than the one just written are stale,
-	// wherever they are. Deleting by write_seq, not by content, keeps a
-	// concurrent newer write safe.
-	for _, table := range []string{target, other} {
-		if err := s.deleteStale(ctx, table, args); err != nil {
+	for _, ep := range eps {
+		if err := memory.ValidateEpisode(op, ep); err != nil {
 			return err
+		}
+		if err := checkTimes(op, "episode "+ep.ID, "started_at", ep.StartedAt, "ended_at", ep.EndedAt, "created_at", ep.CreatedAt); err != nil {
+			return err
+		}
+	}
+	if len(eps) == 0 {
+		return nil
+	}
+	seq := s.reserveSeq(len(eps))
+	var hot, cold [][]any
+	now := toDB(s.now())
+	for i, ep := range eps {
+		row := s.episodeRow(ep, seq+uint64(i))
+		if ep.Status == memory.EpisodeCold {
+			cold = append(cold, append(row, now))
+		} else {
+			hot = append(hot, row)
+		}
+	}
+	if err := s.insert(ctx, "put episode", "episodes", episodeColumns, len(hot), func(i int) []any { return hot[i] }); err != nil {
+		return err
+	}
+	if err := s.insert(ctx, "put episode", "episodes_archive", episodeColumns+", archived_at", len(cold), func(i int) []any { return cold[i] }); err != nil {
+		return err
+	}
+	// Rows of these episodes written before this call are stale, wherever
+	// they are. Deleting by write sequence, not by content, keeps a
+	// concurrent newer write safe.
+	byTenant := map[string][]string{}
+	for _, ep := range eps {
+		byTenant[ep.Tenant] = append(byTenant[ep.Tenant], ep.ID)
+	}
+	for tenant, ids := range byTenant {
+		for chunk := range slices.Chunk(ids, checkBatch) {
+			args := []any{ch.Named("tenant", tenant), ch.Named("ids", chunk), ch.Named("seq", seq)}
+			for _, table := range []string{"episodes", "episodes_archive"} {
+				if err := s.deleteStale(ctx, table, args); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
 }
 
-// deleteStale deletes the rows of one episode written before seq, if any.
-// Checking first keeps the common case (a new episode) to one cheap read.
+// deleteStale deletes rows of the episodes ids written before seq, if any.
+// Checking first keeps the common case (new episodes) to one cheap read.
 func (s *Store) deleteStale(ctx context.Context, table string, args []any) error {
+	const where = " WHERE tenant = {tenant:String} AND id IN {ids:Array(String)} AND write_seq < {seq:UInt64}"
 	var n uint64
-	err := s.queryRows(ctx, "put episode: find stale copies",
-		"SELECT count() FROM "+table+" WHERE tenant = {tenant:String} AND id = {id:String} AND write_seq < {seq:UInt64}",
+	err := s.queryRows(ctx, "put episode: find stale copies", "SELECT count() FROM "+table+where,
 		func(r driver.Rows) error { return r.Scan(&n) }, args...)
 	if err != nil || n == 0 {
 		return err
 	}
-	return s.exec(ctx, "put episode: delete stale copies",
-		"DELETE FROM "+table+" WHERE tenant = {tenant:String} AND id = {id:String} AND write_seq < {seq:UInt64}", args...)
+	return s.exec(ctx, "put episode: delete stale copies", "DELETE FROM "+table+where, args...)
 }
 
 // episodeUnion reads both episode tables; %[1]s is the hot-table condition

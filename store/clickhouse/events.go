@@ -3,7 +3,6 @@ package clickhouse
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -26,12 +25,14 @@ FROM (
     LIMIT 1 BY id
 )`
 
-// checkBatch bounds the IDs looked up per query, keeping HTTP URLs small.
+// checkBatch bounds the IDs sent in one query, keeping HTTP URLs small.
 const checkBatch = 2000
 
-// AppendEvents implements memory.EventLog. Events whose (tenant, ID) is
-// already stored are skipped, as are repeats inside the batch: the first
-// write of an event wins.
+// AppendEvents implements memory.EventLog. The first write of an event
+// wins: repeats inside the batch are dropped here, and a row written again
+// later (a retried batch) is hidden by eventSelect and folded away by the
+// table's background merges. Nothing is read before writing, so ingest
+// costs one insert.
 func (s *Store) AppendEvents(ctx context.Context, events []memory.Event) error {
 	const op = "clickhouse: append events"
 	if err := memory.ValidateEvents(op, events); err != nil {
@@ -42,63 +43,18 @@ func (s *Store) AppendEvents(ctx context.Context, events []memory.Event) error {
 			return memory.Invalidf(op, "event %d: %v", i, memory.ErrorMessage(err))
 		}
 	}
-	byTenant := map[string][]memory.Event{}
-	var tenants []string
+	type key struct{ tenant, id string }
+	seen := make(map[key]bool, len(events))
+	fresh := make([]memory.Event, 0, len(events))
 	for _, e := range events {
-		if _, ok := byTenant[e.Tenant]; !ok {
-			tenants = append(tenants, e.Tenant)
-		}
-		byTenant[e.Tenant] = append(byTenant[e.Tenant], e)
-	}
-	for _, t := range tenants {
-		fresh, err := s.unstoredEvents(ctx, t, byTenant[t])
-		if err != nil {
-			return err
-		}
-		if err := s.insertEvents(ctx, fresh); err != nil {
-			return err
+		if k := (key{e.Tenant, e.ID}); !seen[k] {
+			seen[k] = true
+			fresh = append(fresh, e)
 		}
 	}
-	return nil
-}
-
-// unstoredEvents drops the events of one tenant that are already stored or
-// repeat an earlier event of the batch.
-func (s *Store) unstoredEvents(ctx context.Context, tenant string, evs []memory.Event) ([]memory.Event, error) {
-	seen := map[string]bool{}
-	for chunk := range slices.Chunk(evs, checkBatch) {
-		ids := make([]string, len(chunk))
-		for i, e := range chunk {
-			ids[i] = e.ID
-		}
-		err := s.queryRows(ctx, "append events: look up stored IDs",
-			"SELECT DISTINCT id FROM events WHERE tenant = {tenant:String} AND id IN {ids:Array(String)}",
-			func(r driver.Rows) error {
-				var id string
-				if err := r.Scan(&id); err != nil {
-					return err
-				}
-				seen[id] = true
-				return nil
-			}, ch.Named("tenant", tenant), ch.Named("ids", ids))
-		if err != nil {
-			return nil, err
-		}
-	}
-	var out []memory.Event
-	for _, e := range evs {
-		if !seen[e.ID] {
-			seen[e.ID] = true
-			out = append(out, e)
-		}
-	}
-	return out, nil
-}
-
-func (s *Store) insertEvents(ctx context.Context, evs []memory.Event) error {
-	seq := s.nextSeq()
-	return s.insert(ctx, "append events", "events", eventInsertColumns, len(evs), func(i int) []any {
-		e := evs[i]
+	seq := s.reserveSeq(len(fresh))
+	return s.insert(ctx, "append events", "events", eventInsertColumns, len(fresh), func(i int) []any {
+		e := fresh[i]
 		return []any{e.Tenant, toDB(e.TS), e.SessionID, uint32(e.Seq), e.ID, e.UserID, string(e.Role), e.Content,
 			e.ToolName, e.ToolArgs, e.ToolResult, e.Error, s.cfg.Retention.days(e.Tenant), seq + uint64(i)}
 	})

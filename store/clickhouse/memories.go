@@ -61,10 +61,7 @@ func (s *Store) PutMemories(ctx context.Context, ms []memory.Memory) error {
 	}
 	// Sequence numbers follow the batch order, so that of two copies of one
 	// version in a batch the later wins, as it would in two batches.
-	seq := s.nextSeq()
-	for range len(ms) - 1 {
-		s.nextSeq()
-	}
+	seq := s.reserveSeq(len(ms))
 	return s.insert(ctx, "put memories", "memory_versions", memoryColumns, len(ms), func(i int) []any {
 		return s.memoryRow(ms[i], seq+uint64(i))
 	})

@@ -176,12 +176,15 @@ func (s *Store) withTimeout(ctx context.Context) (context.Context, context.Cance
 // nextSeq returns a write sequence number: nanoseconds since the epoch,
 // strictly increasing within the process. ReplacingMergeTree keeps the row
 // with the highest sequence, so the later of two writes wins.
-func (s *Store) nextSeq() uint64 {
+func (s *Store) nextSeq() uint64 { return s.reserveSeq(1) }
+
+// reserveSeq reserves n consecutive sequence numbers and returns the first.
+func (s *Store) reserveSeq(n int) uint64 {
 	for {
 		last := s.lastSeq.Load()
-		next := max(uint64(time.Now().UnixNano()), last+1)
-		if s.lastSeq.CompareAndSwap(last, next) {
-			return next
+		first := max(uint64(time.Now().UnixNano()), last+1)
+		if s.lastSeq.CompareAndSwap(last, first+uint64(max(n, 1))-1) {
+			return first
 		}
 	}
 }
