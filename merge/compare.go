@@ -80,47 +80,55 @@ func compare(existing, candidate *statement) relation {
 		(len(sharedSubj) == len(subjA) || len(sharedSubj) == len(subjB)) &&
 		float64(len(sharedSubj))/float64(len(subjA)+len(subjB)-len(sharedSubj)) >= minSubjectJaccard
 
-	if sameSubject {
-		if diffs := slotConflicts(a, b); len(diffs) > 0 {
-			return relation{memory.VerdictConflicts, fmt.Sprintf("same subject %q, %s", subject, strings.Join(diffs, "; "))}
+	// Disagreement: a slot with different values, a term one negates and
+	// the other asserts, or one the other rejects. On the same subject it
+	// is a conflict; otherwise it still rules out any merge.
+	diffs := slotConflicts(a, b)
+	flipped := negationFlips(shared, a, b)
+	var rejectedByB, rejectedByA []*term
+	for _, t := range shared {
+		tb := b.terms[t.key]
+		switch {
+		case tb.rejected && !t.rejected:
+			rejectedByB = append(rejectedByB, t)
+		case t.rejected && !tb.rejected:
+			rejectedByA = append(rejectedByA, t)
 		}
-		if flipped := negationFlips(shared, a, b); len(flipped) > 0 {
+	}
+	if sameSubject {
+		switch {
+		case len(diffs) > 0:
+			return relation{memory.VerdictConflicts, fmt.Sprintf("same subject %q, %s", subject, strings.Join(diffs, "; "))}
+		case len(flipped) > 0:
 			who, cues := "candidate", b.cues
 			if a.negative && !b.negative {
 				who, cues = "existing memory", a.cues
 			}
 			return relation{memory.VerdictConflicts, fmt.Sprintf("same subject %q with opposite polarity: the %s negates %q (%s)", subject, who, phrase2(flipped), strings.Join(quoteAll(cues), ", "))}
-		}
-		var rejectedByB, rejectedByA []*term
-		for _, t := range shared {
-			tb := b.terms[t.key]
-			switch {
-			case tb.rejected && !t.rejected:
-				rejectedByB = append(rejectedByB, t)
-			case t.rejected && !tb.rejected:
-				rejectedByA = append(rejectedByA, t)
-			}
-		}
-		if len(rejectedByB) > 0 {
+		case len(rejectedByB) > 0:
 			return relation{memory.VerdictConflicts, fmt.Sprintf("same subject %q, but the candidate rejects %q, which the existing memory asserts", subject, phrase2(rejectedByB))}
-		}
-		if len(rejectedByA) > 0 {
+		case len(rejectedByA) > 0:
 			return relation{memory.VerdictConflicts, fmt.Sprintf("same subject %q, but the candidate asserts %q, which the existing memory rejects", subject, phrase2(rejectedByA))}
 		}
 	}
+	if len(diffs) > 0 || len(flipped) > 0 || len(rejectedByA)+len(rejectedByB) > 0 {
+		return relation{memory.VerdictDistinct, fmt.Sprintf("they disagree (%s), but not clearly about the same subject (%s vs %s); unsure, not merged",
+			disagreement(diffs, flipped, rejectedByA, rejectedByB), describe(onlyA), describe(onlyB))}
+	}
 
 	switch {
-	case len(negationFlips(shared, a, b)) > 0:
-		return relation{memory.VerdictDistinct, fmt.Sprintf("one negates what the other asserts, but their subjects differ (%s vs %s)", describe(onlyA), describe(onlyB))}
+	case len(onlyA) == 0 && len(onlyB) == 0 && len(shared) > 0:
+		// Every term, value and rejection matches: the same statement,
+		// even when it names no subject ("use pnpm, not npm").
+		return relation{memory.VerdictDuplicate, fmt.Sprintf("same statement: every term matches (%s)", phrase2(shared))}
 	case len(sharedSubj) == 0:
 		return relation{memory.VerdictDistinct, "no subject in common"}
 	case !sameSubject && len(onlyA) > 0 && len(onlyB) > 0:
 		return relation{memory.VerdictDistinct, fmt.Sprintf("different subjects: %s vs %s", describe(onlyA), describe(onlyB))}
 	}
-	// From here on the statements agree in polarity, values and rejections.
+	// From here on the statements agree in polarity, values and rejections,
+	// and share a subject.
 	switch {
-	case len(onlyA) == 0 && len(onlyB) == 0:
-		return relation{memory.VerdictDuplicate, fmt.Sprintf("same statement about %q: every term matches", subject)}
 	case len(onlyB) == 0:
 		missing := filter(onlyA, isSubject)
 		if len(missing) == 0 || len(missing) <= maxMissingSubject && len(subjA) >= minSubjectForMissing {
@@ -135,6 +143,19 @@ func compare(existing, candidate *statement) relation {
 		return relation{memory.VerdictDistinct, fmt.Sprintf("the candidate only adds words (%s), no concrete parameter; unsure, not merged", describe(onlyB))}
 	}
 	return relation{memory.VerdictDistinct, fmt.Sprintf("each says something the other does not: %s vs %s", describe(onlyA), describe(onlyB))}
+}
+
+// disagreement summarises why two statements disagree, for a reason.
+func disagreement(diffs []string, flipped, rejectedByA, rejectedByB []*term) string {
+	var parts []string
+	parts = append(parts, diffs...)
+	if len(flipped) > 0 {
+		parts = append(parts, fmt.Sprintf("one negates %q", phrase2(flipped)))
+	}
+	if rej := append(rejectedByA, rejectedByB...); len(rej) > 0 {
+		parts = append(parts, fmt.Sprintf("one rejects %q", phrase2(rej)))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // negationFlips returns the shared terms (of the existing statement a) that

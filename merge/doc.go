@@ -1,0 +1,35 @@
+// Package merge decides how a candidate memory joins what Hindsight already
+// knows, and plans every change to semantic memory as an auditable,
+// undoable decision.
+//
+// Merging a candidate, as the Merge activities run it:
+//
+//  1. Normalise and look the candidate up by exact content hash
+//     (memory.ContentHash): a hit is a duplicate, no judge is asked.
+//  2. Search the vector index for live memories of the same tenant and
+//     kind, and keep those above the threshold with Prefilter
+//     (DefaultThreshold for neural embeddings, OfflineThreshold for the
+//     offline lexical embedder).
+//  3. Ask a judge for one verdict (memory.Judge): the LLMJudge (strict JSON
+//     schema, PromptVersion) when a model is configured, else the
+//     deterministic OfflineJudge, which reads English and Chinese and never
+//     merges when unsure.
+//  4. Plan the change with PlanMerge and write the decision's After
+//     versions; log the decision (Before, After, verdict, reason, judge,
+//     model, prompt version, workflow ID) so that PlanUndo can restore it.
+//
+// The other changes to semantic memory are planned the same way:
+// PlanStore (memory_store), PlanCorrect (memory_correct), PlanFeedback
+// (memory_feedback), PlanDecay (the lifecycle sweep), PlanForget and
+// PlanUndo. Planners are pure functions of their inputs: no I/O, no clock,
+// no randomness, so they are safe inside retried activities and their
+// results are reproducible from the decision log.
+//
+// Conflicts reports whether two memories contradict each other by the
+// offline rules; recall uses it to flag contradictions.
+//
+// Evaluate measures a judge on a labelled set (testdata/merge/pairs.jsonl,
+// loaded with LoadPairs): per-verdict precision and recall, a confusion
+// matrix, accuracy and every mistake. ScorePairs and SuggestThreshold
+// calibrate the pre-filter threshold for an embedder on the same set.
+package merge

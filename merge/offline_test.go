@@ -1,0 +1,122 @@
+package merge
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// TestOfflineRelate pins down the rules on cases built to break them: the
+// wording of negation and contrast in both languages, words that contain a
+// cue, width and case, numbers and names. None of these are in the
+// labelled set.
+func TestOfflineRelate(t *testing.T) {
+	cases := []struct {
+		existing, candidate string
+		want                memory.Verdict
+		reason              string // a substring the reason must contain
+	}{
+		// duplicates
+		{"报表用ＵＴＣ时间。", "报表用 UTC 时间", memory.VerdictDuplicate, "same"},
+		{"Never deploy without running the tests.", "Run the tests before deploying.", memory.VerdictDuplicate, "every term"},
+		{"Don't log secrets; mask them.", "Do not log secrets — mask them.", memory.VerdictDuplicate, ""},
+		{"Use pnpm, not npm.", "Use pnpm instead of npm.", memory.VerdictDuplicate, ""},
+		{"周五下午别上线。", "周五下午不要上线。", memory.VerdictDuplicate, ""},
+		{"Retry the export API up to 3 times with a 2 s backoff.", "Retry the export API up to three times.", memory.VerdictDuplicate, "adds nothing"},
+
+		// refinements add concrete specifics
+		{"Retry the export API.", "Retry the export API up to 3 times.", memory.VerdictRefines, "3"},
+		{"Build the image in CI.", "Build the image in CI with --pull.", memory.VerdictRefines, "--pull"},
+		{"导出报表用 UTC 时间。", "导出报表用 UTC 时间，格式 YYYY-MM-DD。", memory.VerdictRefines, "yyyy-mm-dd"},
+
+		// conflicts: values, polarity, rejection
+		{"Use port 8080 for the API.", "Use port 9090 for the API.", memory.VerdictConflicts, "8080 vs 9090"},
+		{"Enable HTTP/2 on the gateway.", "Disable HTTP/2 on the gateway.", memory.VerdictConflicts, "opposite polarity"},
+		{"Always answer in English.", "Never answer in English.", memory.VerdictConflicts, "english"},
+		{"Summaries must be at most 100 words.", "Summaries must be at least 100 words.", memory.VerdictConflicts, "bound"},
+		{"导出报表用 utf-8-sig 编码。", "导出报表不要用 utf-8-sig 编码，用 gbk。", memory.VerdictConflicts, "encoding"},
+		{"Use tabs in Go files.", "Use spaces in Go files, not tabs.", memory.VerdictConflicts, "indent"},
+		{"Timestamps in exports use local time.", "Timestamps in exports use UTC, not local time.", memory.VerdictConflicts, "timezone"},
+
+		// distinct: when unsure, never merge
+		{"应用日志用 UTC 时间。", "日志用 UTC 时间。", memory.VerdictDistinct, "broader"},
+		{"日志用 UTC 时间。", "应用日志用 UTC 时间。", memory.VerdictDistinct, "only adds words"},
+		{"Run database migrations before deploying the API.", "Run database migrations before deploying the API to production.", memory.VerdictDistinct, "only adds words"},
+		{"Reports for the finance team use UTC.", "Reports use UTC.", memory.VerdictDistinct, "broader"},
+		{"Never push to main; open a PR.", "Open a PR.", memory.VerdictDistinct, ""},
+		{"The user likes spicy food.", "The user dislikes spicy food.", memory.VerdictDistinct, ""},
+		{"Use yarn, not npm.", "Use npm, not yarn.", memory.VerdictDistinct, ""},
+		{"识别编码时先用 chardet。", "识别编码时先用 chardet，不要靠文件扩展名。", memory.VerdictDistinct, ""},
+		{"每周一发周报。", "每周一次发周报。", memory.VerdictDistinct, ""},
+		{"Import orders.csv with gbk.", "Import customers.csv with utf-8.", memory.VerdictDistinct, "different names"},
+		{"Read data_2024.csv with gbk.", "Read data_2025.csv with gbk.", memory.VerdictDistinct, "different names"},
+	}
+	j := NewOfflineJudge(OfflineOptions{})
+	for _, c := range cases {
+		got, reason := j.Relate(c.existing, c.candidate)
+		if got != c.want || !strings.Contains(strings.ToLower(reason), strings.ToLower(c.reason)) {
+			t.Errorf("%q → %q: got %s (%s), want %s with %q", c.existing, c.candidate, got, reason, c.want, c.reason)
+		}
+	}
+}
+
+func TestOfflineJudgePicksTheLeastDestructiveVerdict(t *testing.T) {
+	j := NewOfflineJudge(OfflineOptions{})
+	pref := func(id, s string, sim float64) memory.Neighbor {
+		return memory.Neighbor{Memory: stored(id, memory.KindPreference, s, "ep_1"), Similarity: sim}
+	}
+	c := memory.Candidate{Kind: memory.KindPreference, Content: "Reports should use Beijing time, formatted as YYYY-MM-DD HH:mm."}
+	ns := []memory.Neighbor{
+		pref("mem_utc", "Reports should use UTC.", 0.95),
+		pref("mem_bj", "Reports should use Beijing time.", 0.90),
+		pref("mem_logs", "Logs should use Beijing time.", 0.97),
+	}
+	got, err := j.Judge(context.Background(), c, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Verdict != memory.VerdictRefines || got.TargetID != "mem_bj" || got.Judge != JudgeOffline {
+		t.Errorf("got %+v, want refines of mem_bj (a refinement beats a conflict)", got)
+	}
+
+	// Only the conflicting neighbour left: it is superseded.
+	got, _ = j.Judge(context.Background(), c, ns[:1])
+	if got.Verdict != memory.VerdictConflicts || got.TargetID != "mem_utc" {
+		t.Errorf("got %+v, want conflicts with mem_utc", got)
+	}
+
+	// Another kind never merges, and MaxNeighbors bounds the comparison.
+	lesson := memory.Candidate{Kind: memory.KindLesson, Content: "Reports should use Beijing time."}
+	if got, _ := j.Judge(context.Background(), lesson, ns); got.Verdict != memory.VerdictDistinct || got.TargetID != "" {
+		t.Errorf("different kind: %+v", got)
+	}
+	one := NewOfflineJudge(OfflineOptions{MaxNeighbors: 1})
+	if got, _ := one.Judge(context.Background(), c, ns); got.Verdict != memory.VerdictDistinct || !strings.Contains(got.Reason, "mem_logs") {
+		t.Errorf("with one neighbour (mem_logs, the most similar): %+v", got)
+	}
+	if got, _ := j.Judge(context.Background(), c, nil); got.Verdict != memory.VerdictDistinct {
+		t.Errorf("no neighbours: %+v", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := j.Judge(ctx, c, ns); err == nil {
+		t.Error("a cancelled context must fail")
+	}
+}
+
+func TestConflicts(t *testing.T) {
+	utc := stored("a", memory.KindPreference, "报表用 UTC 时间。")
+	bj := stored("b", memory.KindRule, "报表必须用北京时间。")
+	logs := stored("c", memory.KindPreference, "日志用北京时间。")
+	if ok, reason := Conflicts(utc, bj); !ok || !strings.Contains(reason, "timezone") {
+		t.Errorf("UTC vs Beijing time reports: %v %q", ok, reason)
+	}
+	if ok, reason := Conflicts(bj, utc); !ok {
+		t.Errorf("conflict must be found in either order: %q", reason)
+	}
+	if ok, reason := Conflicts(utc, logs); ok {
+		t.Errorf("reports vs logs is not a conflict: %q", reason)
+	}
+}
