@@ -1,0 +1,326 @@
+package offline
+
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// action is one tool call with its outcome. A call and its result may be one
+// event (Hindsight's format) or two (an assistant tool call followed by a
+// tool message, as in OpenAI chats).
+type action struct {
+	tool    string
+	args    string // tool arguments as sent (JSON text, usually)
+	primary string // the code, command or query inside args; else args
+	kind    primaryKind
+	result  string
+	errText string // the error field, or the result when it reads as an error
+	failed  bool
+	cause   string // the most informative error line, or the user's complaint
+	// userReported marks a call that looked fine but that the user said
+	// did not work; complaint is the user's event.
+	userReported bool
+	complaint    int
+	events       []int // indexes of the events of this call
+}
+
+// primaryKind says what sort of text an action's primary argument is.
+type primaryKind int
+
+const (
+	primaryOther primaryKind = iota
+	primaryCode
+	primaryCommand
+	primaryQuery
+)
+
+// primaryKeys are the argument names whose value is the substance of a
+// call, in order of preference, with their kind.
+var primaryKeys = []struct {
+	key  string
+	kind primaryKind
+}{
+	{"code", primaryCode}, {"script", primaryCode}, {"source", primaryCode},
+	{"command", primaryCommand}, {"cmd", primaryCommand}, {"shell", primaryCommand},
+	{"query", primaryQuery}, {"sql", primaryQuery}, {"statement", primaryQuery},
+	{"input", primaryOther}, {"url", primaryOther}, {"path", primaryOther},
+}
+
+func (a *action) lastEvent() int { return a.events[len(a.events)-1] }
+
+// buildActions pairs tool calls with their results, in transcript order.
+func buildActions(events []memory.Event) []*action {
+	var acts []*action
+	var pending []*action // calls waiting for their result
+	for i, e := range events {
+		isCall := e.ToolName != "" && e.Role != memory.RoleTool && e.ToolResult == "" && e.Error == ""
+		switch {
+		case isCall:
+			a := newAction(e)
+			a.events = []int{i}
+			pending = append(pending, a)
+			acts = append(acts, a)
+		case e.Role == memory.RoleTool || e.ToolName != "" || e.ToolResult != "":
+			// A result: attach it to the oldest pending call of the same
+			// tool, or to the oldest pending call if the result names none.
+			j := slices.IndexFunc(pending, func(p *action) bool { return e.ToolName == "" || p.tool == e.ToolName })
+			if j >= 0 && e.ToolArgs == "" {
+				a := pending[j]
+				pending = slices.Delete(pending, j, j+1)
+				a.result = resultText(e)
+				a.errText = e.Error
+				a.events = append(a.events, i)
+				continue
+			}
+			a := newAction(e)
+			a.result = resultText(e)
+			a.errText = e.Error
+			a.events = []int{i}
+			acts = append(acts, a)
+		case e.Error != "" && len(acts) > 0 && acts[len(acts)-1].lastEvent() == i-1:
+			// An error reported right after a call belongs to it.
+			a := acts[len(acts)-1]
+			a.errText = strings.TrimSpace(a.errText + "\n" + e.Error)
+			a.events = append(a.events, i)
+		}
+	}
+	for _, a := range acts {
+		classifyAction(a)
+	}
+	markRetries(acts)
+	return acts
+}
+
+func resultText(e memory.Event) string {
+	if e.ToolResult != "" {
+		return e.ToolResult
+	}
+	if e.Role == memory.RoleTool {
+		return e.Content
+	}
+	return ""
+}
+
+func newAction(e memory.Event) *action {
+	a := &action{tool: e.ToolName, args: e.ToolArgs}
+	if a.tool == "" {
+		a.tool = "tool"
+	}
+	a.primary, a.kind = primaryOf(e.ToolArgs)
+	if a.kind == primaryOther && isShellTool(a.tool) {
+		a.kind = primaryCommand
+	}
+	if a.kind == primaryOther && sqlStartRE.MatchString(a.primary) {
+		a.kind = primaryQuery
+	}
+	return a
+}
+
+var sqlStartRE = regexp.MustCompile(`(?i)^\s*(select|insert|update|delete|with|create|alter|drop|describe|show|explain)\b`)
+
+func isShellTool(name string) bool {
+	switch strings.ToLower(name) {
+	case "shell", "bash", "sh", "zsh", "terminal", "exec", "run_command", "run_shell", "cmd", "powershell":
+		return true
+	}
+	return false
+}
+
+// primaryOf finds the substance of a call's arguments: the value of the
+// first primary key, else the arguments themselves.
+func primaryOf(args string) (string, primaryKind) {
+	var obj map[string]any
+	if json.Unmarshal([]byte(args), &obj) != nil {
+		var s string
+		if json.Unmarshal([]byte(args), &s) == nil {
+			return s, primaryOther
+		}
+		return args, primaryOther
+	}
+	for _, pk := range primaryKeys {
+		if v, ok := obj[pk.key].(string); ok && strings.TrimSpace(v) != "" {
+			return v, pk.kind
+		}
+	}
+	return args, primaryOther
+}
+
+// Error recognition. The patterns look for errors where programs put them
+// (the start of a line, a traceback's last line) so that output that
+// merely mentions errors ("0 errors", "error_rate") is not a failure.
+var (
+	errorLineRE = regexp.MustCompile(`(?m)^\s*(Traceback \(most recent call last\)|(\w+\.)*\w*(Error|Exception)\b[:(]|Code: \d+\. DB::Exception|DB::Exception|ERROR\b|Error\b|error:|error\[|E\d{4}\b|FATAL|fatal:|panic:|FAILED\b|Failed to\b|npm ERR!|bash: .*: command not found|sh: .*: not found|Segmentation fault|Killed\b|Permission denied|No such file or directory|错误|报错|失败|异常)`)
+	exitCodeRE  = regexp.MustCompile(`(?i)\b(exit(ed)? (code|status)|returned non-zero exit status) [1-9]\d*`)
+	httpErrRE   = regexp.MustCompile(`(?i)^\s*(HTTP/\d(\.\d)? )?[45]\d\d (bad request|unauthorized|forbidden|not found|internal server error|bad gateway|service unavailable|gateway timeout|too many requests)`)
+)
+
+func looksLikeError(s string) bool {
+	return errorLineRE.MatchString(s) || exitCodeRE.MatchString(s) || httpErrRE.MatchString(s)
+}
+
+func classifyAction(a *action) {
+	switch {
+	case strings.TrimSpace(a.errText) != "":
+		a.failed = true
+	case looksLikeError(a.result):
+		a.failed = true
+		a.errText = a.result
+	}
+	if a.failed {
+		a.cause = causeOf(a.errText)
+	}
+}
+
+// markRetries treats a call repeated verbatim right after a call that gave
+// no result at all as a retry of a failed attempt.
+func markRetries(acts []*action) {
+	for i := 0; i+1 < len(acts); i++ {
+		a, b := acts[i], acts[i+1]
+		if !a.failed && strings.TrimSpace(a.result) == "" && a.tool == b.tool && a.primary == b.primary && a.args != "" {
+			a.failed = true
+			a.cause = "no result; retried with the same arguments"
+		}
+	}
+}
+
+var (
+	exceptionLineRE = regexp.MustCompile(`^(\w+\.)*\w+(Error|Exception|Warning)\b`)
+	causeHintRE     = regexp.MustCompile(`(?i)error|exception|failed|failure|fatal|denied|not found|no such|timed out|timeout|refused|invalid|cannot|can't|unable|missing|错误|失败|报错|异常|超时`)
+	dbNoiseRE       = regexp.MustCompile(`(?i)(\s+while processing query.*$|\s*\(version [^)]*\)\s*$)`)
+	codePrefixRE    = regexp.MustCompile(`^Code: \d+\.\s*`)
+)
+
+// causeOf picks the most informative line of an error: a traceback's
+// exception line, a database exception, an "Error:" line, a line that
+// names a failure — in that order — trimmed of query echoes.
+func causeOf(text string) string {
+	var lines []string
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	pick := ""
+	for i := len(lines) - 1; i >= 0 && pick == ""; i-- {
+		if exceptionLineRE.MatchString(lines[i]) {
+			pick = lines[i]
+		}
+	}
+	for _, l := range lines {
+		if pick != "" {
+			break
+		}
+		if strings.Contains(l, "DB::Exception") || strings.HasPrefix(strings.ToLower(l), "error") || strings.HasPrefix(l, "fatal:") || strings.HasPrefix(l, "FATAL") {
+			pick = l
+		}
+	}
+	for _, l := range lines {
+		if pick != "" {
+			break
+		}
+		if !strings.HasPrefix(l, "Traceback") && !strings.HasPrefix(l, "File ") && causeHintRE.MatchString(l) {
+			pick = l
+		}
+	}
+	if pick == "" {
+		pick = lines[len(lines)-1]
+	}
+	pick = dbNoiseRE.ReplaceAllString(pick, "")
+	return clipRunes(pick, 200)
+}
+
+// shortCause is the cause as a lesson names it: the exception class when
+// there is a specific one (UnicodeDecodeError), else the line, shortened.
+func shortCause(cause string) string {
+	c := codePrefixRE.ReplaceAllString(cause, "")
+	if m := exceptionLineRE.FindString(c); m != "" && m != "Error" && m != "Exception" {
+		return m
+	}
+	return clipRunes(c, 90)
+}
+
+// summary renders a call in one short line: "python: df = pd.read_csv(…)".
+func (a *action) summary() string {
+	return a.tool + ": " + compactCode(a.primary, 110)
+}
+
+var skipLineRE = regexp.MustCompile(`^\s*(import\s|from\s+\S+\s+import\s|#|//|--\s)`)
+
+// compactCode turns code or a command into one line of at most n runes:
+// imports and comments dropped, lines joined; when too long, the first and
+// last lines (the setup and, usually, the effect) are kept.
+func compactCode(code string, n int) string {
+	var lines []string
+	for _, l := range strings.Split(code, "\n") {
+		t := strings.TrimSpace(l)
+		if t == "" || skipLineRE.MatchString(t) {
+			continue
+		}
+		lines = append(lines, oneLine(t))
+	}
+	if len(lines) == 0 {
+		return clipRunes(oneLine(code), n)
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			if strings.HasSuffix(lines[i-1], ":") {
+				b.WriteString(" ")
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(l)
+	}
+	if s := b.String(); len([]rune(s)) <= n || len(lines) == 1 {
+		return clipRunes(s, n)
+	}
+	half := (n - 3) / 2
+	return clipRunes(lines[0], half) + " … " + clipRunes(lines[len(lines)-1], half)
+}
+
+// resultHint is a short view of a call's result for a step line.
+func (a *action) resultHint() string {
+	for _, l := range strings.Split(a.result, "\n") {
+		if l = oneLine(l); l != "" {
+			return clipRunes(l, 60)
+		}
+	}
+	return ""
+}
+
+// tokenRE finds identifier-like tokens for comparing calls.
+var tokenRE = regexp.MustCompile(`[\p{L}_][\p{L}\p{N}_]*(?:[.:/-][\p{L}\p{N}_]+)*|\d+(?:\.\d+)*`)
+
+func tokens(s string) []string { return tokenRE.FindAllString(s, -1) }
+
+// similarity is the Jaccard similarity of two calls' token sets; it tells a
+// corrected retry from an unrelated call on the same file.
+func similarity(a, b *action) float64 {
+	ta, tb := tokenSet(a.primary), tokenSet(b.primary)
+	if len(ta) == 0 && len(tb) == 0 {
+		return 0
+	}
+	inter := 0
+	for t := range ta {
+		if tb[t] {
+			inter++
+		}
+	}
+	return float64(inter) / float64(len(ta)+len(tb)-inter)
+}
+
+func tokenSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, t := range tokens(s) {
+		m[t] = true
+	}
+	return m
+}

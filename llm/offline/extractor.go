@@ -1,0 +1,330 @@
+package offline
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/hindsight-memory/hindsight/llm"
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// Model is what the offline extractor reports as its model.
+const Model = "offline"
+
+// Version names the rule set. Record it with extractions; bump it when the
+// rules change what they extract.
+const Version = "offline-extract.v1"
+
+// Limits of one extraction.
+const (
+	maxEntities   = 12
+	maxSteps      = 12
+	maxFailures   = 10
+	maxFeedback   = 5
+	maxCandidates = 12
+	maxTaskRunes  = 200
+)
+
+// Extractor distils transcripts with deterministic rules.
+type Extractor struct{}
+
+var _ memory.Extractor = (*Extractor)(nil)
+
+// NewExtractor returns the offline extractor.
+func NewExtractor() *Extractor { return &Extractor{} }
+
+// sessionContext is what lesson rendering needs to know about the session.
+type sessionContext struct {
+	lang        lang
+	chineseData bool // the user said the data has Chinese text
+	chineseCols bool // … in its columns or fields
+}
+
+var (
+	chineseColsRE  = regexp.MustCompile(`(?i)chinese\s+(column|field|header|name)s?|中文(字段|列名|列|表头)|(字段|列名|表头).{0,6}中文`)
+	chineseDataRE  = regexp.MustCompile(`(?i)\bchinese\b|中文`)
+	encodingWordRE = regexp.MustCompile(`(?i)decode|encod|codec|charset|unicode|乱码|编码|中文|chinese|font|glyph|字体|方块|garbled|mojibake`)
+)
+
+// qualifier says "(Chinese fields)" for lessons whose failure was about
+// text encoding or rendering in a session whose data is Chinese.
+func (c *sessionContext) qualifier(cause string) verb {
+	if !c.chineseData || !encodingWordRE.MatchString(cause) {
+		return verb{}
+	}
+	if c.chineseCols {
+		return verb{" (Chinese fields)", "（中文字段）"}
+	}
+	return verb{" (Chinese text)", "（含中文）"}
+}
+
+// Extract distils t. It expects a normalised transcript (see
+// memory.Transcript.Normalize) so that events carry IDs for evidence.
+func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Extraction, error) {
+	const op = "offline: extract"
+	if err := ctx.Err(); err != nil {
+		return memory.Extraction{}, err
+	}
+	if len(t.Events) == 0 {
+		return memory.Extraction{}, memory.Invalidf(op, "session %s has no events", t.SessionID)
+	}
+
+	var userText strings.Builder
+	for _, e := range t.Events {
+		if e.Role == memory.RoleUser {
+			userText.WriteString(e.Content)
+			userText.WriteString("\n")
+		}
+	}
+	sc := &sessionContext{
+		lang:        langOf(userText.String()),
+		chineseData: chineseDataRE.MatchString(userText.String()),
+		chineseCols: chineseColsRE.MatchString(userText.String()),
+	}
+
+	acts := buildActions(t.Events)
+	evals := evaluations(t.Events)
+	complaints := markComplaints(t.Events, acts, evals)
+	lessons := findLessons(acts, sc)
+	stmts := userStatements(t.Events)
+
+	task := taskOf(t)
+	var others []string
+	for _, e := range t.Events {
+		if e.Role == memory.RoleUser {
+			others = append(others, e.Content)
+		}
+	}
+	taskType := classify(task, others...)
+	if taskType == "" {
+		taskType = llm.TaskOther
+	}
+
+	ep := memory.Episode{
+		Tenant:     t.Tenant,
+		SessionID:  t.SessionID,
+		UserID:     t.UserID,
+		Agent:      t.Agent,
+		Task:       task,
+		TaskType:   taskType,
+		Entities:   episodeEntities(t, acts, maxEntities),
+		Steps:      keySteps(t, acts),
+		Failures:   failuresOf(t, acts, complaints),
+		Outcome:    outcomeOf(t, acts, evals),
+		Feedback:   feedbackOf(evals),
+		StartedAt:  t.StartedAt,
+		EndedAt:    t.EndedAt,
+		EventCount: len(t.Events),
+		Extractor:  Model,
+	}
+	if len(ep.Failures) > maxFailures {
+		ep.Failures = ep.Failures[:maxFailures]
+	}
+
+	type ranked struct {
+		at int
+		c  memory.Candidate
+	}
+	var rs []ranked
+	for _, l := range lessons {
+		rs = append(rs, ranked{l.firstEvent, memory.Candidate{
+			Kind:           memory.KindLesson,
+			Content:        l.content,
+			CounterExample: l.counter,
+			TaskType:       taskType,
+			Entities:       candidateEntities(l.content, l.counter, false, l.target, l.program, l.tool),
+			Evidence:       eventIDs(t, l.evidence),
+		}})
+	}
+	for _, s := range stmts {
+		tt := classify(s.content)
+		if tt == "" {
+			tt = taskType // said in this context; recall filtered by type still finds it
+		}
+		rs = append(rs, ranked{s.event, memory.Candidate{
+			Kind:     s.kind,
+			Content:  s.content,
+			TaskType: tt,
+			Entities: candidateEntities(s.content, "", true),
+			Evidence: eventIDs(t, []int{s.event}),
+		}})
+	}
+	slices.SortStableFunc(rs, func(a, b ranked) int { return a.at - b.at })
+	var cands []memory.Candidate
+	seen := map[string]bool{}
+	for _, r := range rs {
+		h := memory.ContentHash(r.c.Kind, r.c.Content)
+		if seen[h] || len(cands) == maxCandidates {
+			continue
+		}
+		seen[h] = true
+		cands = append(cands, r.c)
+	}
+	return memory.Extraction{Episode: ep, Candidates: cands, Model: Model}, nil
+}
+
+// eventIDs maps event indexes to IDs (computing them for transcripts that
+// were not normalised).
+func eventIDs(t memory.Transcript, idx []int) []string {
+	var out []string
+	for _, i := range idx {
+		if id := eventID(t, i); id != "" && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func eventID(t memory.Transcript, i int) string {
+	if i < 0 || i >= len(t.Events) {
+		return ""
+	}
+	if id := t.Events[i].ID; id != "" {
+		return id
+	}
+	if t.Tenant != "" && t.SessionID != "" {
+		return memory.EventID(t.Tenant, t.SessionID, i)
+	}
+	return ""
+}
+
+var (
+	requestLeadEN = regexp.MustCompile(`(?i)^(hi|hey|hello|ok|okay)\b[\s,!.]*|^(can|could|would|will) you( please)?\s+|^please\s+|^i (need|want) you to\s+|^i'd like you to\s+`)
+	requestLeadZH = regexp.MustCompile(`^(你好|您好|嗨)[，,！!。\s]*|^(请你|请|帮我|帮忙|麻烦你|麻烦|能不能|可以)\s*`)
+	greetingRE    = regexp.MustCompile(`(?i)^(hi|hey|hello|你好|您好|嗨)[\s,!.！，。]*$`)
+)
+
+// taskOf is the platform's task, else the first substantive user request,
+// cleaned of greetings and politeness and clipped.
+func taskOf(t memory.Transcript) string {
+	if s := oneLine(t.Task); s != "" {
+		return clipRunes(s, maxTaskRunes)
+	}
+	for _, e := range t.Events {
+		if e.Role != memory.RoleUser {
+			continue
+		}
+		var parts []string
+		for _, sent := range splitSentences(e.Content) {
+			if greetingRE.MatchString(sent) {
+				continue
+			}
+			s := sent
+			for {
+				c := requestLeadZH.ReplaceAllString(requestLeadEN.ReplaceAllString(s, ""), "")
+				if c == s {
+					break
+				}
+				s = c
+			}
+			if s != sent && (strings.HasSuffix(s, "?") || strings.HasSuffix(s, "？")) {
+				// "Can you build X?" is the request "Build X".
+				s = strings.TrimRight(s, "?？")
+			}
+			if wordCount(s) < 3 {
+				continue
+			}
+			parts = append(parts, finish(s))
+			if len([]rune(strings.Join(parts, " "))) >= 40 {
+				break
+			}
+		}
+		if len(parts) > 0 {
+			sep := " "
+			if langOf(parts[0]) == langZH {
+				sep = ""
+			}
+			return clipRunes(strings.Join(parts, sep), maxTaskRunes)
+		}
+	}
+	return ""
+}
+
+var doneRE = regexp.MustCompile(`(?i)^(i've|i have|i|done|created|updated|added|fixed|deployed|imported|generated|saved|wrote|sent)\b.*\b(done|created|updated|added|fixed|deployed|imported|generated|saved|written|sent|loaded|installed)\b|^(已|我已|已经|完成)`)
+
+// keySteps lists the calls that succeeded, in order, without repeats. A
+// session without tool calls falls back to what the assistant says it did.
+func keySteps(t memory.Transcript, acts []*action) []string {
+	var steps []string
+	seen := map[string]bool{}
+	for _, a := range acts {
+		if a.failed {
+			continue
+		}
+		s := a.summary()
+		key := memory.Normalize(s)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if h := a.resultHint(); h != "" {
+			s += " → " + h
+		}
+		steps = append(steps, s)
+		if len(steps) == maxSteps {
+			return steps
+		}
+	}
+	if len(acts) > 0 {
+		return steps
+	}
+	for _, e := range t.Events {
+		if e.Role != memory.RoleAssistant {
+			continue
+		}
+		for _, sent := range splitSentences(e.Content) {
+			if doneRE.MatchString(sent) && !seen[memory.Normalize(sent)] {
+				seen[memory.Normalize(sent)] = true
+				steps = append(steps, clipRunes(sent, 160))
+				break
+			}
+		}
+		if len(steps) == maxSteps {
+			break
+		}
+	}
+	return steps
+}
+
+// outcomeOf is the platform's outcome, else the user's last verdict, else
+// how the last call ended.
+func outcomeOf(t memory.Transcript, acts []*action, evals []evaluation) memory.Outcome {
+	if t.Outcome != "" && t.Outcome != memory.OutcomeUnknown {
+		return t.Outcome
+	}
+	if n := len(evals); n > 0 {
+		switch evals[n-1].sentiment {
+		case +1:
+			return memory.OutcomeSuccess
+		case -1:
+			return memory.OutcomeFailure
+		default:
+			return memory.OutcomePartial
+		}
+	}
+	if n := len(acts); n > 0 {
+		if acts[n-1].failed {
+			return memory.OutcomeFailure
+		}
+		return memory.OutcomeSuccess
+	}
+	return memory.OutcomeUnknown
+}
+
+// feedbackOf is the user's verdicts, in order, at most maxFeedback (the
+// last ones: the end of a session says most).
+func feedbackOf(evals []evaluation) []string {
+	var out []string
+	for _, e := range evals {
+		s := clipRunes(e.text, 200)
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	if len(out) > maxFeedback {
+		out = out[len(out)-maxFeedback:]
+	}
+	return out
+}

@@ -1,0 +1,649 @@
+package offline
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// param is one setting of a call: a keyword argument or assignment in code
+// (encoding='gbk'), a command-line flag (--timeout 10m) or a JSON argument.
+type param struct {
+	key, value string
+	flag       bool
+	eq         bool // a flag written --key=value
+}
+
+func (p param) String() string {
+	switch {
+	case p.flag && p.value == "":
+		return p.key
+	case p.flag && !p.eq:
+		return p.key + " " + p.value
+	default:
+		return p.key + "=" + p.value
+	}
+}
+
+// assignRE finds keyword arguments and assignments in code. The value is a
+// quoted string, a list, a dict or a bare word; callers drop bare words
+// followed by "(" (a call's result, not a setting).
+var assignRE = regexp.MustCompile(`([A-Za-z_][\w.]*(?:\[['"][^'"\]\n]+['"]\])?)\s*=\s*('[^'\n]*'|"[^"\n]*"|\[[^\]\n]*\]|\{[^}\n]*\}|[\w.+\-:/]+)`)
+
+// params extracts a call's settings, in order of appearance, last value
+// winning for a repeated key.
+func params(a *action) []param {
+	var out []param
+	add := func(p param) {
+		if i := slices.IndexFunc(out, func(q param) bool { return q.key == p.key }); i >= 0 {
+			out[i] = p
+			return
+		}
+		out = append(out, p)
+	}
+	// JSON arguments other than the primary one.
+	var obj map[string]any
+	if json.Unmarshal([]byte(a.args), &obj) == nil {
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if s, ok := obj[k].(string); ok && s == a.primary {
+				continue
+			}
+			switch v := obj[k].(type) {
+			case string, float64, bool:
+				add(param{key: k, value: fmt.Sprint(v)})
+			}
+		}
+	}
+	switch a.kind {
+	case primaryCode:
+		src := a.primary
+		for _, m := range assignRE.FindAllStringSubmatchIndex(src, -1) {
+			// The pattern cannot match "==" (a value never starts with
+			// "="), but a bare word followed by "(" is a call's result.
+			key, val := src[m[2]:m[3]], src[m[4]:m[5]]
+			if m[1] < len(src) && src[m[1]] == '(' {
+				continue
+			}
+			add(param{key: key, value: val})
+		}
+	case primaryCommand:
+		toks := shellFields(a.primary)
+		for i := 0; i < len(toks); i++ {
+			t := toks[i]
+			if !strings.HasPrefix(t, "-") || t == "-" || t == "--" {
+				continue
+			}
+			if k, v, ok := strings.Cut(t, "="); ok {
+				add(param{key: k, value: v, flag: true, eq: true})
+				continue
+			}
+			if i+1 < len(toks) && !strings.HasPrefix(toks[i+1], "-") && takesValue(t, toks[i+1]) {
+				add(param{key: t, value: toks[i+1], flag: true})
+				i++
+				continue
+			}
+			add(param{key: t, flag: true})
+		}
+	}
+	return out
+}
+
+var valueLikeRE = regexp.MustCompile(`^[\d.]+[a-zA-Z]{0,3}$|^\d`)
+
+// takesValue guesses whether flag consumes next: short flags do (-n
+// staging), long flags only when next looks like a value (--timeout 10m)
+// rather than a positional name (--install billing-api).
+func takesValue(flag, next string) bool {
+	if !strings.HasPrefix(flag, "--") {
+		return true
+	}
+	return valueLikeRE.MatchString(next) || strings.ContainsAny(next, "=/:")
+}
+
+// shellFields splits a command line at spaces outside quotes.
+func shellFields(s string) []string {
+	var out []string
+	var b strings.Builder
+	var quote rune
+	for _, r := range s {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+			b.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote = r
+			b.WriteRune(r)
+		case r == ' ' || r == '\t' || r == '\n':
+			if b.Len() > 0 {
+				out = append(out, b.String())
+				b.Reset()
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() > 0 {
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// lesson is a failure→fix pair turned into a candidate.
+type lesson struct {
+	content, counter string
+	evidence         []int
+	firstEvent       int
+	tool, program    string // the failed call's tool and, for commands, program
+	target           string
+}
+
+// findLessons pairs failed calls with the call that fixed them and renders
+// each pair as a lesson. A fix is a later successful call similar to the
+// failure (a corrected retry), chosen by token similarity so that an
+// unrelated call on the same file (an encoding probe) is not taken for it.
+// Several failures fixed by one call make one lesson.
+func findLessons(acts []*action, ctx *sessionContext) []lesson {
+	const window = 10      // a fix comes within this many calls
+	const minSimilar = 0.3 // a fix shares this much with the failure
+	fixOf := map[*action]*action{}
+	for i, f := range acts {
+		if !f.failed {
+			continue
+		}
+		var best *action
+		bestSim := 0.0
+		for _, s := range acts[i+1 : min(len(acts), i+1+window)] {
+			if s.failed || (s.tool != f.tool && !shareTarget(f, s)) {
+				continue
+			}
+			if sim := similarity(f, s); sim >= minSimilar && sim > bestSim {
+				best, bestSim = s, sim
+			}
+		}
+		if best != nil {
+			fixOf[f] = best
+		}
+	}
+	// Group the failures by fix; acts are in transcript order, so every
+	// group is too.
+	failsOf := map[*action][]*action{}
+	for _, f := range acts {
+		if s := fixOf[f]; s != nil {
+			failsOf[s] = append(failsOf[s], f)
+		}
+	}
+	var out []lesson
+	for _, s := range acts {
+		if fails := failsOf[s]; len(fails) > 0 {
+			if l, ok := renderLesson(fails, s, acts, ctx); ok {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+func shareTarget(a, b *action) bool {
+	ta, tb := targetOf(a), targetOf(b)
+	return ta != "" && ta == tb
+}
+
+var (
+	fileRE     = regexp.MustCompile(`(?i)(?:^|[\s'"(\[=,/])([\w\-.]*[\w\-]\.(?:csv|tsv|xlsx|xls|json|jsonl|ndjson|parquet|avro|orc|xml|ya?ml|toml|ini|cfg|conf|txt|md|log|sql|py|ipynb|go|js|ts|java|rs|sh|html|pdf|png|jpe?g|svg|zip|gz|tar|docx?|pptx?))\b`)
+	sqlTableRE = regexp.MustCompile(`(?i)\b(?:from|into|table|update|join)\s+([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)?)`)
+)
+
+// targetOf names what a call works on: a file, else a table, else a
+// command's first positional argument.
+func targetOf(a *action) string {
+	if m := fileRE.FindStringSubmatch(a.primary); m != nil {
+		return m[1]
+	}
+	if a.kind == primaryQuery {
+		if m := sqlTableRE.FindStringSubmatch(a.primary); m != nil {
+			return m[1]
+		}
+	}
+	if a.kind == primaryCommand {
+		toks := shellFields(a.primary)
+		for i := 2; i < len(toks); i++ {
+			t := toks[i]
+			prev := toks[i-1]
+			if strings.HasPrefix(t, "-") || strings.ContainsAny(t, "=/'\"") || (strings.HasPrefix(prev, "-") && !strings.HasPrefix(prev, "--")) {
+				continue
+			}
+			return t
+		}
+	}
+	return ""
+}
+
+// verb describes what a call does, in both languages ("reading", "读取").
+type verb struct{ en, zh string }
+
+var (
+	callVerbs = []struct {
+		re *regexp.Regexp
+		v  verb
+	}{
+		{regexp.MustCompile(`\b(read_\w+|load\w*|open|fromfile)$`), verb{"reading", "读取"}},
+		{regexp.MustCompile(`\b(to_\w+|write\w*|dump\w*|save|export\w*)$`), verb{"writing", "写入"}},
+		{regexp.MustCompile(`\b(savefig|plot\w*|show|imsave|render\w*)$`), verb{"rendering", "生成图表"}},
+		{regexp.MustCompile(`\b(insert\w*|upload\w*|copy\w*)$`), verb{"loading", "导入"}},
+		{regexp.MustCompile(`\b(get|post|put|request|fetch|urlopen)$`), verb{"fetching", "请求"}},
+	}
+	commandVerbs = []struct {
+		re *regexp.Regexp
+		v  verb
+	}{
+		{regexp.MustCompile(`^(helm\s+(upgrade|install)|kubectl\s+(apply|rollout|set)|terraform\s+apply|\S*deploy)`), verb{"deploying", "部署"}},
+		{regexp.MustCompile(`^(docker|podman)\s+(build|buildx)|^(make|go\s+build|cargo\s+build|npm\s+run\s+build|mvn|gradle)`), verb{"building", "构建"}},
+		{regexp.MustCompile(`^(pip3?|npm|yarn|pnpm|apt(-get)?|brew|conda|go\s+get|cargo\s+add)\s+(install|add)`), verb{"installing", "安装"}},
+		{regexp.MustCompile(`^git\s+push`), verb{"pushing", "推送"}},
+		{regexp.MustCompile(`^(curl|wget|http)\b`), verb{"fetching", "请求"}},
+		{regexp.MustCompile(`^(psql|mysql|clickhouse(-client)?|sqlite3)\b`), verb{"querying", "查询"}},
+		{regexp.MustCompile(`^(pytest|go\s+test|npm\s+test|cargo\s+test)`), verb{"testing", "测试"}},
+	}
+	sqlVerbs = []struct {
+		re *regexp.Regexp
+		v  verb
+	}{
+		{regexp.MustCompile(`(?i)^\s*(select|with|describe|show|explain)\b`), verb{"querying", "查询"}},
+		{regexp.MustCompile(`(?i)^\s*(insert|copy)\b`), verb{"loading", "导入"}},
+		{regexp.MustCompile(`(?i)^\s*(alter|create|drop|update|delete)\b`), verb{"changing", "修改"}},
+	}
+	callBeforeTargetRE = regexp.MustCompile(`([A-Za-z_][\w.]*)\(\s*['"]?$`)
+)
+
+// programOf is the program a command runs ("helm"), "" for other calls.
+func programOf(a *action) string {
+	if a.kind != primaryCommand {
+		return ""
+	}
+	toks := shellFields(a.primary)
+	for _, t := range toks {
+		if strings.Contains(t, "=") || t == "sudo" || t == "env" {
+			continue // VAR=value prefixes
+		}
+		if i := strings.LastIndexByte(t, '/'); i >= 0 {
+			t = t[i+1:]
+		}
+		return t
+	}
+	return ""
+}
+
+// commandBase is a command without its flags: "alembic upgrade head".
+func commandBase(a *action) string {
+	var out []string
+	for _, t := range shellFields(a.primary) {
+		if strings.HasPrefix(t, "-") || strings.ContainsAny(t, "|;&><") || len(out) == 4 {
+			break
+		}
+		out = append(out, t)
+	}
+	return strings.Join(out, " ")
+}
+
+// verbOf says what a call does to its target.
+func verbOf(a *action, target string) verb {
+	switch a.kind {
+	case primaryCode:
+		if target != "" {
+			if i := strings.Index(a.primary, target); i > 0 {
+				prefix := strings.TrimRight(a.primary[:i], "'\"")
+				if m := callBeforeTargetRE.FindStringSubmatch(prefix + "'"); m != nil {
+					name := strings.ToLower(m[1])
+					for _, cv := range callVerbs {
+						if cv.re.MatchString(name) {
+							return cv.v
+						}
+					}
+				}
+			}
+		}
+	case primaryCommand:
+		cmd := strings.TrimSpace(a.primary)
+		for _, cv := range commandVerbs {
+			if cv.re.MatchString(cmd) {
+				return cv.v
+			}
+		}
+	case primaryQuery:
+		for _, sv := range sqlVerbs {
+			if sv.re.MatchString(a.primary) {
+				return sv.v
+			}
+		}
+	}
+	return verb{"running " + a.tool, "执行 " + a.tool}
+}
+
+// transientRE recognises failures that a plain retry may fix.
+var transientRE = regexp.MustCompile(`(?i)timed? ?out|timeout|temporar|connection (reset|refused|aborted)|503|502|429|rate limit|too many requests|try again|超时|连接被重置|稍后重试`)
+
+// setupRE recognises calls that prepare the ground (install, configure).
+var setupRE = regexp.MustCompile(`(?i)\b(install|config|set|export|mkdir|chmod|chown|login|auth|enable|init|migrate|apt|brew|conda|pip3?|npm|go get|add|mount|source|activate)\b`)
+
+// renderLesson writes the lesson of failures fixed by fix, in the
+// session's language.
+func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionContext) (lesson, bool) {
+	first := fails[0]
+	target := targetOf(first)
+	if target == "" {
+		target = targetOf(fix)
+	}
+	v := verbOf(first, target)
+	if v.en == "running "+first.tool {
+		v = verbOf(fix, target)
+	}
+	cause := first.cause
+	short := shortCause(cause)
+	qual := ctx.qualifier(cause)
+	program := programOf(first)
+	// The subject of the lesson: "reading sales_2024.csv (Chinese
+	// fields)", "deploying billing-api with helm"; in Chinese "用 helm 部署
+	// billing-api". A command nothing is known about is named as it is.
+	obj := strings.TrimSpace(target) // may be empty
+	subjEN := v.en + spacedEN(obj)
+	subjZH := v.zh + spaced(obj)
+	switch {
+	case strings.HasPrefix(v.en, "running ") && first.kind == primaryCommand:
+		base := commandBase(first)
+		v = verb{"running `" + base + "`", "执行 `" + base + "`"}
+		subjEN, subjZH, obj = v.en, v.zh, ""
+	case program != "" && program != obj:
+		subjEN += " with " + program
+		subjZH = "用 " + program + " " + subjZH
+	}
+	subjEN += qual.en
+	subjZH += qual.zh
+
+	var ev []int
+	for _, f := range fails {
+		ev = append(ev, f.events...)
+		if f.userReported {
+			ev = append(ev, f.complaint)
+		}
+	}
+
+	// What changed between the failed calls and the fix?
+	fixParams := params(fix)
+	var changed, added []param
+	var oldVals []string
+	for _, p := range fixParams {
+		isNew := true
+		for _, f := range fails {
+			for _, q := range params(f) {
+				if q.key != p.key {
+					continue
+				}
+				isNew = false
+				if q.value != p.value {
+					if !slices.Contains(changed, p) {
+						changed = append(changed, p)
+					}
+					if s := q.String(); !slices.Contains(oldVals, s) {
+						oldVals = append(oldVals, s)
+					}
+				}
+			}
+		}
+		if isNew {
+			added = append(added, p)
+		}
+	}
+	use := append(slices.Clone(changed), added...)
+	if len(use) > 3 {
+		use = use[:3]
+	}
+	sameCall := oneLine(first.primary) == oneLine(fix.primary)
+
+	l := lesson{tool: first.tool, program: program, target: obj}
+	zh := ctx.lang == langZH
+	switch {
+	case sameCall:
+		// Identical retry: the fix is what ran in between, or nothing.
+		var setup []*action
+		for _, a := range acts {
+			if a == fix || a.failed || !between(a, fails[len(fails)-1], fix) || similarity(a, first) >= 0.3 {
+				continue
+			}
+			if setupRE.MatchString(a.primary) {
+				setup = append(setup, a)
+			}
+		}
+		if len(setup) > 2 {
+			setup = setup[len(setup)-2:]
+		}
+		if len(setup) == 0 {
+			if !transientRE.MatchString(cause) {
+				return lesson{}, false
+			}
+			if zh {
+				l.content = fmt.Sprintf("%s遇到 %s 时直接重试：同样的调用重试后成功。", subjZH, short)
+				l.counter = fmt.Sprintf("第一次%s失败：%s", subjZH, cause)
+			} else {
+				l.content = fmt.Sprintf("When %s fails with %s, retry the same call; it succeeded on retry.", subjEN, short)
+				l.counter = fmt.Sprintf("The first attempt at %s failed: %s", subjEN, cause)
+			}
+			break
+		}
+		var cmds []string
+		for _, a := range setup {
+			cmds = append(cmds, "`"+compactCode(a.primary, 80)+"`")
+			ev = append(ev, a.events...)
+		}
+		if zh {
+			l.content = fmt.Sprintf("%s之前先执行 %s；否则会报 %s。", subjZH, strings.Join(cmds, "、"), short)
+			l.counter = fmt.Sprintf("没有先执行 %s 就%s，失败：%s", strings.Join(cmds, "、"), subjZH, cause)
+		} else {
+			l.content = fmt.Sprintf("Before %s, run %s; without it, %s failed with %s.", subjEN, strings.Join(cmds, " and "), v.en, short)
+			l.counter = fmt.Sprintf("%s before running %s failed: %s", capitalize(subjEN), strings.Join(cmds, " and "), cause)
+		}
+	case len(changed) > 0:
+		if zh {
+			l.content = fmt.Sprintf("%s时使用 %s；%s 会报 %s。", subjZH, joinParams(use, "、"), strings.Join(oldVals, "、"), short)
+			l.counter = fmt.Sprintf("用 %s %s失败：%s", strings.Join(oldVals, " 或 "), subjZH, cause)
+		} else {
+			l.content = fmt.Sprintf("When %s, use %s; %s failed with %s.", subjEN, joinParams(use, " "), joinAnd(oldVals), short)
+			l.counter = fmt.Sprintf("%s with %s failed: %s", capitalize(subjEN), strings.Join(oldVals, " or "), cause)
+		}
+	case len(added) > 0:
+		if zh {
+			l.content = fmt.Sprintf("%s时加上 %s；不加时%s。", subjZH, joinParams(use, "、"), failedWith(first, short, true))
+			l.counter = fmt.Sprintf("不加 %s 时%s失败：%s", joinParams(use, "、"), subjZH, cause)
+		} else {
+			pron := "it"
+			if len(use) > 1 {
+				pron = "them"
+			}
+			l.content = fmt.Sprintf("When %s, use %s; without %s it %s.", subjEN, joinParams(use, " "), pron, failedWith(first, short, false))
+			l.counter = fmt.Sprintf("%s without %s failed: %s", capitalize(subjEN), joinParams(use, " "), cause)
+		}
+	default:
+		// No settings changed: compare the identifiers the calls use.
+		newT, oldT := tokenDiff(fix.primary, first.primary)
+		if len(newT) > 0 && len(newT) <= 3 && len(oldT) > 0 && len(oldT) <= 3 {
+			if zh {
+				l.content = fmt.Sprintf("%s时用 %s 而不是 %s；%s 会报 %s。", subjZH, strings.Join(newT, "、"), strings.Join(oldT, "、"), strings.Join(oldT, "、"), short)
+				l.counter = fmt.Sprintf("用 %s %s失败：%s", strings.Join(oldT, "、"), subjZH, cause)
+			} else {
+				l.content = fmt.Sprintf("When %s, use %s instead of %s; %s failed with %s.", subjEN, joinAnd(newT), joinAnd(oldT), joinAnd(oldT), short)
+				l.counter = fmt.Sprintf("%s with %s failed: %s", capitalize(subjEN), joinAnd(oldT), cause)
+			}
+			break
+		}
+		if zh {
+			l.content = fmt.Sprintf("%s时改用 `%s`；`%s` 会报 %s。", subjZH, compactCode(fix.primary, 100), compactCode(first.primary, 80), short)
+			l.counter = fmt.Sprintf("`%s` 失败：%s", compactCode(first.primary, 100), cause)
+		} else {
+			l.content = fmt.Sprintf("When %s, use `%s`; `%s` failed with %s.", subjEN, compactCode(fix.primary, 100), compactCode(first.primary, 80), short)
+			l.counter = fmt.Sprintf("`%s` failed: %s", compactCode(first.primary, 100), cause)
+		}
+	}
+	if zh {
+		l.content, l.counter = zhSpace(l.content), zhSpace(l.counter)
+	}
+	ev = append(ev, fix.events...)
+	slices.Sort(ev)
+	l.evidence = slices.Compact(ev)
+	l.firstEvent = l.evidence[0]
+	return l, true
+}
+
+// failedWith phrases how a failure showed: an error, or the user's words.
+func failedWith(a *action, short string, zh bool) string {
+	if a.userReported {
+		if zh {
+			return "出现问题：" + strings.TrimRight(a.cause, "。.")
+		}
+		return "went wrong: " + strings.TrimRight(a.cause, ".")
+	}
+	if zh {
+		return "会报 " + short
+	}
+	return "failed with " + short
+}
+
+// zhSpace tidies spacing in generated Chinese: one space between Han and
+// Latin text, none next to Chinese punctuation or between Han characters.
+func zhSpace(s string) string {
+	rs := []rune(s)
+	var b strings.Builder
+	for i, r := range rs {
+		if r == ' ' {
+			var prev, next rune
+			if i > 0 {
+				prev = rs[i-1]
+			}
+			if i+1 < len(rs) {
+				next = rs[i+1]
+			}
+			if prev == 0 || next == 0 || prev == ' ' || isZHPunct(prev) || isZHPunct(next) || (isHan(prev) && isHan(next)) {
+				continue
+			}
+		}
+		b.WriteRune(r)
+		if i+1 < len(rs) {
+			next := rs[i+1]
+			if (isHan(r) && isLatinish(next)) || (isLatinish(r) && isHan(next)) {
+				b.WriteRune(' ')
+			}
+		}
+	}
+	return b.String()
+}
+
+func isZHPunct(r rune) bool {
+	return strings.ContainsRune("，。；：、！？（）「」“”", r)
+}
+
+func isLatinish(r rune) bool {
+	return r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '`' || r == '\'' || r == '_')
+}
+
+func between(a, lo, hi *action) bool {
+	return a.events[0] > lo.lastEvent() && a.lastEvent() < hi.events[0]
+}
+
+func spaced(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " " + s + " "
+}
+
+func spacedEN(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " " + s
+}
+
+func joinParams(ps []param, sep string) string {
+	var s []string
+	for _, p := range ps {
+		s = append(s, p.String())
+	}
+	return strings.Join(s, sep)
+}
+
+func joinAnd(s []string) string {
+	switch len(s) {
+	case 0:
+		return ""
+	case 1:
+		return s[0]
+	default:
+		return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+	}
+}
+
+// tokenDiff returns the tokens only in a and only in b, in order of
+// appearance, ignoring numbers and literals that differ only as values.
+func tokenDiff(a, b string) (onlyA, onlyB []string) {
+	ta, tb := tokens(a), tokens(b)
+	inB, inA := map[string]bool{}, map[string]bool{}
+	for _, t := range tb {
+		inB[t] = true
+	}
+	for _, t := range ta {
+		inA[t] = true
+	}
+	for _, t := range ta {
+		if !inB[t] && !slices.Contains(onlyA, t) && !isNumber(t) {
+			onlyA = append(onlyA, t)
+		}
+	}
+	for _, t := range tb {
+		if !inA[t] && !slices.Contains(onlyB, t) && !isNumber(t) {
+			onlyB = append(onlyB, t)
+		}
+	}
+	return onlyA, onlyB
+}
+
+func isNumber(s string) bool { return s != "" && strings.Trim(s, "0123456789.") == "" }
+
+// failuresOf lists the episode's failures: failed calls, then complaints
+// that could not be tied to a call.
+func failuresOf(t memory.Transcript, acts []*action, complaints []complaint) []memory.Failure {
+	var out []memory.Failure
+	type item struct {
+		at int
+		f  memory.Failure
+	}
+	var items []item
+	for _, a := range acts {
+		if !a.failed {
+			continue
+		}
+		at := a.lastEvent()
+		if a.userReported {
+			at = a.complaint
+		}
+		items = append(items, item{at, memory.Failure{Attempt: a.summary(), Cause: a.cause, EventID: eventID(t, at)}})
+	}
+	for _, c := range complaints {
+		if c.action == nil {
+			items = append(items, item{c.event, memory.Failure{Attempt: c.attempt, Cause: c.text, EventID: eventID(t, c.event)}})
+		}
+	}
+	slices.SortStableFunc(items, func(a, b item) int { return a.at - b.at })
+	for _, it := range items {
+		out = append(out, it.f)
+	}
+	return out
+}
