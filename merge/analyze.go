@@ -68,7 +68,6 @@ type piece struct {
 	ph      phrase // for phrase pieces
 	slot    string // for values and numbers
 	canon   string
-	pos     int
 }
 
 type pieceKind int
@@ -118,179 +117,198 @@ type span struct {
 	pieces     []piece
 }
 
+// scanner claims the parts of a folded text that are not plain words:
+// code, URLs, parameters, names, dictionary phrases and numbers. A part is
+// claimed once, by the first pattern that matches it, in the order analyze
+// tries them.
+type scanner struct {
+	folded string
+	proper map[string]bool
+	spans  []span
+}
+
+func (sc *scanner) claim(s, e int, ps ...piece) {
+	if s >= e {
+		return
+	}
+	for _, sp := range sc.spans {
+		if s < sp.end && e > sp.start {
+			return
+		}
+	}
+	sc.spans = append(sc.spans, span{start: s, end: e, pieces: ps})
+}
+
+// each calls fn with the range of every match of re, or of its first
+// group when the pattern has one and it matched.
+func (sc *scanner) each(re *regexp.Regexp, fn func(s, e int)) {
+	for _, m := range re.FindAllStringSubmatchIndex(sc.folded, -1) {
+		s, e := m[0], m[1]
+		if len(m) >= 4 && m[2] >= 0 {
+			s, e = m[2], m[3]
+		}
+		fn(s, e)
+	}
+}
+
+func param(kind, s string) piece {
+	s = strings.TrimSpace(s)
+	return piece{kind: pContent, class: tParam, key: "p:" + kind + ":" + s, surface: s}
+}
+
+func value(slot, canon, surface string) piece {
+	return piece{kind: pContent, class: tValue, key: "v:" + slot + "=" + canon, surface: surface, slot: slot, canon: canon}
+}
+
+func anchor(name string) piece {
+	return piece{kind: pContent, class: tAnchor, key: "a:" + name, surface: name}
+}
+
 // analyze reads a memory text: it splits it into clauses and terms, finds
 // slot values, numbers and parameters, negation and contrast, and returns
 // the statement the comparison rules work on.
 func analyze(text string) *statement {
 	raw := norm.NFKC.String(text)
-	proper := properNouns(raw)
-	folded := strings.ToLower(raw)
-	folded = strings.NewReplacer("’", "'", "‘", "'", "—", ", ", "–", "-").Replace(folded)
-	folded = cjkNumberRE.ReplaceAllStringFunc(folded, func(m string) string {
+	sc := &scanner{folded: fold(raw), proper: properNouns(raw)}
+	sc.claimSpans()
+	f := sc.folded
+
+	// The rest is plain text: punctuation, words and Chinese.
+	sort.Slice(sc.spans, func(i, j int) bool { return sc.spans[i].start < sc.spans[j].start })
+	var pieces []piece
+	at := 0
+	for _, sp := range sc.spans {
+		pieces = append(pieces, gapPieces(f[at:sp.start], sc.proper)...)
+		pieces = append(pieces, sp.pieces...)
+		at = sp.end
+	}
+	pieces = append(pieces, gapPieces(f[at:], sc.proper)...)
+	prefers := strings.Contains(f, "prefer") || strings.Contains(f, "偏好") || strings.Contains(f, "更喜欢")
+	return build(text, pieces, prefers)
+}
+
+// fold lower-cases NFKC text, unifies quotes and dashes, and spells
+// numbers with digits ("three" → "3", "两位" → "2 位").
+func fold(raw string) string {
+	f := strings.ToLower(raw)
+	f = strings.NewReplacer("’", "'", "‘", "'", "—", ", ", "–", "-").Replace(f)
+	f = cjkNumberRE.ReplaceAllStringFunc(f, func(m string) string {
 		sub := cjkNumberRE.FindStringSubmatch(m)
 		if n, ok := cjkNumber(sub[1]); ok {
 			return " " + n + " " + sub[2]
 		}
 		return m
 	})
-	folded = reEnNumber.ReplaceAllStringFunc(folded, func(w string) string { return numberWords[w] })
+	return reEnNumber.ReplaceAllStringFunc(f, func(w string) string { return numberWords[w] })
+}
 
-	var spans []span
-	claimed := func(s, e int) bool {
-		for _, sp := range spans {
-			if s < sp.end && e > sp.start {
-				return true
-			}
-		}
-		return false
-	}
-	claim := func(s, e int, ps ...piece) {
-		if s >= e || claimed(s, e) {
-			return
-		}
-		for i := range ps {
-			ps[i].pos = s
-		}
-		spans = append(spans, span{start: s, end: e, pieces: ps})
-	}
-	param := func(kind, s string) piece {
-		s = strings.TrimSpace(s)
-		return piece{kind: pContent, class: tParam, key: "p:" + kind + ":" + s, surface: s}
-	}
-	group := func(re *regexp.Regexp, fn func(s, e int)) {
-		for _, m := range re.FindAllStringSubmatchIndex(folded, -1) {
-			s, e := m[0], m[1]
-			if len(m) >= 4 && m[2] >= 0 {
-				s, e = m[2], m[3]
-			}
-			fn(s, e)
-		}
-	}
-
-	group(reCode, func(s, e int) { claim(s, e, param("code", strings.Trim(folded[s:e], "`"))) })
-	group(reURL, func(s, e int) {
-		for e > s && strings.ContainsRune(".,;:!?", rune(folded[e-1])) {
+// claimSpans claims, in priority order: code, URLs, key=value parameters,
+// quoted strings, date formats, date and time literals, flags, paths,
+// names (files, hosts, identifiers), dictionary phrases, numbers.
+func (sc *scanner) claimSpans() {
+	f := sc.folded
+	sc.each(reCode, func(s, e int) { sc.claim(s, e, param("code", strings.Trim(f[s:e], "`"))) })
+	sc.each(reURL, func(s, e int) {
+		for e > s && strings.ContainsRune(".,;:!?", rune(f[e-1])) {
 			e--
 		}
-		u := folded[s:e]
-		claim(s, e, piece{kind: pContent, class: tValue, key: "v:url=" + u, surface: u, slot: "url", canon: u})
+		sc.claim(s, e, value("url", f[s:e], f[s:e]))
 	})
-	group(reKV, func(s, e int) {
-		kv := strings.TrimRight(folded[s:e], ".:")
-		e = s + len(kv)
+	sc.each(reKV, func(s, e int) {
+		kv := strings.TrimRight(f[s:e], ".:")
 		k, v, _ := strings.Cut(kv, "=")
 		v = strings.Trim(v, `'"`)
-		claim(s, e, piece{kind: pContent, class: tParam, key: "p:kv:" + k + "=" + v, surface: kv, slot: "kv:" + k, canon: v})
+		sc.claim(s, s+len(kv), piece{kind: pContent, class: tParam, key: "p:kv:" + k + "=" + v, surface: kv, slot: "kv:" + k, canon: v})
 	})
-	group(reQuoted, func(s, e int) {
-		q := folded[s:e]
-		_, size := utf8.DecodeRuneInString(q)
+	sc.each(reQuoted, func(s, e int) {
+		q := f[s:e]
+		_, first := utf8.DecodeRuneInString(q)
 		_, last := utf8.DecodeLastRuneInString(q)
-		claim(s, e, param("quote", q[size:len(q)-last]))
+		sc.claim(s, e, param("quote", q[first:len(q)-last]))
 	})
-	group(reDateFmt, func(s, e int) {
-		f := strings.ReplaceAll(folded[s:e], "t", " ")
-		claim(s, e, piece{kind: pContent, class: tValue, key: "v:date-format=" + f, surface: folded[s:e], slot: "date-format", canon: f})
+	sc.each(reDateFmt, func(s, e int) {
+		sc.claim(s, e, value("date-format", strings.ReplaceAll(f[s:e], "t", " "), f[s:e]))
 	})
-	group(reDateTime, func(s, e int) { claim(s, e, param("time", folded[s:e])) })
-	group(reFlag, func(s, e int) { claim(s, e, param("flag", folded[s:e])) })
-	group(rePath, func(s, e int) {
-		p := folded[s:e]
+	sc.each(reDateTime, func(s, e int) { sc.claim(s, e, param("time", f[s:e])) })
+	sc.each(reFlag, func(s, e int) { sc.claim(s, e, param("flag", f[s:e])) })
+	sc.each(rePath, func(s, e int) {
+		p := f[s:e]
 		if !strings.HasSuffix(p, "/...") {
 			p = strings.TrimRight(p, ".,")
 		}
-		e = s + len(p)
-		claim(s, e, piece{kind: pContent, class: tValue, key: "v:path=" + p, surface: p, slot: "path", canon: p})
+		sc.claim(s, s+len(p), value("path", p, p))
 	})
 
 	// Names before phrases, so that "pnpm-lock.yaml" is a file, not pnpm.
-	group(reDotted, func(s, e int) {
-		n := folded[s:e]
+	sc.each(reDotted, func(s, e int) {
+		n := f[s:e]
 		if strings.IndexFunc(n, unicode.IsLetter) < 0 {
-			return // a version number, handled below
+			return // a version number, claimed with the numbers
 		}
 		if parts := strings.Split(strings.Trim(n, "."), "."); len(parts) > 1 && len(parts[0]) == 1 && len(parts[1]) == 1 {
 			return // an abbreviation: "e.g", "i.e"
 		}
-		claim(s, e, piece{kind: pContent, class: tAnchor, key: "a:" + n, surface: n})
+		sc.claim(s, e, anchor(n))
 	})
-	group(reIdent, func(s, e int) {
-		id := folded[s:e]
+	sc.each(reIdent, func(s, e int) {
+		id := f[s:e]
 		if ph, ok := lexicon[id]; ok && ph.class == phValue {
-			claim(s, e, piece{kind: pContent, class: tValue, key: "v:" + ph.cat + "=" + ph.canon, surface: id, slot: ph.cat, canon: ph.canon})
+			sc.claim(s, e, value(ph.cat, ph.canon, id)) // "shift_jis"
 			return
 		}
-		claim(s, e, piece{kind: pContent, class: tAnchor, key: "a:" + id, surface: id})
+		sc.claim(s, e, anchor(id))
 	})
-	// Dictionary phrases: values, cues, contrasts, bounds, synonyms.
-	for _, m := range phraseRE.FindAllStringIndex(folded, -1) {
-		s, e := m[0], m[1]
-		p := folded[s:e]
+
+	phrases.find(f, func(s, e int) {
+		p := f[s:e]
 		ph := lexicon[p]
 		switch ph.class {
 		case phValue:
-			claim(s, e, piece{kind: pContent, class: tValue, key: "v:" + ph.cat + "=" + ph.canon, surface: p, slot: ph.cat, canon: ph.canon})
+			sc.claim(s, e, value(ph.cat, ph.canon, p))
 		case phBound:
-			claim(s, e, piece{kind: pContent, class: tValue, key: "v:bound=" + ph.canon, surface: p, slot: "bound", canon: ph.canon})
+			sc.claim(s, e, value("bound", ph.canon, p))
 		case phBoundIfNum:
-			claim(s, e, piece{kind: pBoundIfNum, surface: p, ph: ph})
+			sc.claim(s, e, piece{kind: pBoundIfNum, surface: p, ph: ph})
 		case phCue:
 			if p == "not" {
-				claim(s, e, piece{kind: pNot, surface: p})
+				sc.claim(s, e, piece{kind: pNot, surface: p})
 			} else {
-				claim(s, e, piece{kind: pCue, surface: p})
+				sc.claim(s, e, piece{kind: pCue, surface: p})
 			}
 		case phContrast:
-			claim(s, e, piece{kind: pContrast, surface: p})
+			sc.claim(s, e, piece{kind: pContrast, surface: p})
 		case phContrastEnd:
-			claim(s, e, piece{kind: pContrastEnd, surface: p})
+			sc.claim(s, e, piece{kind: pContrastEnd, surface: p})
 		case phUnless:
-			claim(s, e, piece{kind: pUnless, surface: p})
+			sc.claim(s, e, piece{kind: pUnless, surface: p})
 		case phSyn:
-			claim(s, e, textPieces(ph.canon, proper)...)
+			sc.claim(s, e, gapPieces(ph.canon, sc.proper)...)
 		case phPlain:
-			claim(s, e, textPieces(p, proper)...)
+			sc.claim(s, e, gapPieces(p, sc.proper)...)
 		case phKeep:
 			var ps []piece
 			for _, r := range p {
 				ps = append(ps, piece{kind: pContent, class: tWord, key: "c:" + string(r), surface: string(r)})
 			}
-			claim(s, e, ps...)
+			sc.claim(s, e, ps...)
 		}
-	}
+	})
 
-	group(reNumber, func(s, e int) {
-		if s > 0 {
-			if r, _ := utf8.DecodeLastRuneInString(folded[:s]); unicode.IsLetter(r) && !lang.IsCJK(r) || r == '_' || r == '-' {
-				return // part of a word: "s3", "utf8", "gpt-4"
-			}
+	sc.each(reNumber, func(s, e int) {
+		if r, _ := utf8.DecodeLastRuneInString(f[:s]); s > 0 && (unicode.IsLetter(r) && !lang.IsCJK(r) || r == '_' || r == '-') {
+			return // part of a word: "s3", "utf8", "gpt-4"
 		}
-		if e < len(folded) {
-			if r, _ := utf8.DecodeRuneInString(folded[e:]); unicode.IsLetter(r) && !lang.IsCJK(r) || r == '_' {
-				return
-			}
+		if r, _ := utf8.DecodeRuneInString(f[e:]); e < len(f) && (unicode.IsLetter(r) && !lang.IsCJK(r) || r == '_') {
+			return
 		}
-		n := strings.TrimPrefix(strings.ReplaceAll(folded[s:e], ",", ""), "v")
+		n := strings.TrimPrefix(strings.ReplaceAll(f[s:e], ",", ""), "v")
 		num := strings.TrimRightFunc(n, func(r rune) bool { return unicode.IsLetter(r) || r == '%' })
-		p := piece{kind: pContent, class: tNumber, key: "n:" + num, surface: folded[s:e], canon: num, slot: "n:" + numberSlot(folded, s, e, proper)}
+		p := piece{kind: pContent, class: tNumber, key: "n:" + num, surface: f[s:e], canon: num, slot: "n:" + numberSlot(f, s, e, sc.proper)}
 		if unit := n[len(num):]; unit != "" {
 			p.slot = "n:" + unit // "60s" is 60 in the slot "s", like "60 s"
 		}
-		claim(s, e, p)
+		sc.claim(s, e, p)
 	})
-
-	// The rest is plain text: punctuation, words and Chinese.
-	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
-	var pieces []piece
-	at := 0
-	for _, sp := range spans {
-		pieces = append(pieces, gapPieces(folded[at:sp.start], at, proper)...)
-		pieces = append(pieces, sp.pieces...)
-		at = sp.end
-	}
-	pieces = append(pieces, gapPieces(folded[at:], at, proper)...)
-	prefers := strings.Contains(folded, "prefer") || strings.Contains(folded, "偏好") || strings.Contains(folded, "更喜欢")
-	return build(text, pieces, prefers)
 }
 
 // properNouns returns, folded, the capitalised words of raw that do not
@@ -328,14 +346,14 @@ const breakRunes = ",;:.!?，；：。！？\n"
 
 // gapPieces tokenises text between claimed spans: clause breaks, English
 // words and Chinese characters.
-func gapPieces(s string, offset int, proper map[string]bool) []piece {
+func gapPieces(s string, proper map[string]bool) []piece {
 	var out []piece
 	i := 0
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case strings.ContainsRune(breakRunes, r):
-			out = append(out, piece{kind: pBreak, pos: offset + i})
+			out = append(out, piece{kind: pBreak})
 			i += size
 		case lang.IsCJK(r):
 			j := i
@@ -346,10 +364,7 @@ func gapPieces(s string, offset int, proper map[string]bool) []piece {
 				}
 				j += sz
 			}
-			for _, p := range cjkPieces(s[i:j]) {
-				p.pos = offset + i
-				out = append(out, p)
-			}
+			out = append(out, cjkPieces(s[i:j])...)
 			i = j
 		case r < utf8.RuneSelf && unicode.IsLetter(r):
 			loc := reWord.FindStringIndex(s[i:])
@@ -362,21 +377,13 @@ func gapPieces(s string, offset int, proper map[string]bool) []piece {
 			if len(ps) == 0 {
 				ps = []piece{{kind: pGap}}
 			}
-			for _, p := range ps {
-				p.pos = offset + i
-				out = append(out, p)
-			}
+			out = append(out, ps...)
 			i += loc[1]
 		default:
 			i += size
 		}
 	}
 	return out
-}
-
-// textPieces tokenises a replacement text (a synonym's canonical form).
-func textPieces(s string, proper map[string]bool) []piece {
-	return gapPieces(s, 0, proper)
 }
 
 // wordPieces turns one English word into pieces: nothing for a weak word,
@@ -407,15 +414,19 @@ func wordPieces(w string, proper map[string]bool) []piece {
 // cjkPieces turns a run of Chinese characters (with phrases already
 // claimed) into one piece per remaining content character.
 func cjkPieces(run string) []piece {
-	run = cjkWeakRE.ReplaceAllString(run, " ")
 	var out []piece
-	for _, r := range run {
-		if r == ' ' {
-			continue
+	add := func(s string) {
+		for _, r := range s {
+			c := string(r)
+			out = append(out, piece{kind: pContent, class: tWord, key: "c:" + c, surface: c})
 		}
-		c := string(r)
-		out = append(out, piece{kind: pContent, class: tWord, key: "c:" + c, surface: c})
 	}
+	at := 0
+	cjkWeak.find(run, func(s, e int) {
+		add(run[at:s])
+		at = e
+	})
+	add(run[at:])
 	return out
 }
 
@@ -430,12 +441,12 @@ func build(text string, ps []piece, prefers bool) *statement {
 		}
 		switch {
 		case i+1 < len(ps) && ps[i+1].kind == pContent && ps[i+1].class == tNumber:
-			ps[i] = piece{kind: pContent, class: tValue, key: "v:bound=" + ps[i].ph.canon, surface: ps[i].surface, slot: "bound", canon: ps[i].ph.canon, pos: ps[i].pos}
+			ps[i] = value("bound", ps[i].ph.canon, ps[i].surface)
 		case ps[i].surface == "over" && prefers:
 			// "prefers X over Y" names Y as the rejected option.
-			ps[i] = piece{kind: pContrast, surface: "over", pos: ps[i].pos}
+			ps[i] = piece{kind: pContrast, surface: "over"}
 		default:
-			ps[i] = piece{kind: pIgnore, pos: ps[i].pos}
+			ps[i] = piece{kind: pIgnore}
 		}
 	}
 

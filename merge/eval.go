@@ -177,7 +177,8 @@ type Report struct {
 var Verdicts = []memory.Verdict{memory.VerdictDuplicate, memory.VerdictRefines, memory.VerdictConflicts, memory.VerdictDistinct}
 
 // Evaluate runs judge on every pair (the existing text as the only
-// neighbour, with the pair's similarity or 1) and scores its verdicts. A
+// neighbour, with ID "existing-<pair id>" and the pair's similarity or 1)
+// and scores its verdicts. A
 // failed judge call counts as a wrong answer and is listed among the
 // mistakes; only a cancelled context stops the run.
 func Evaluate(ctx context.Context, judge memory.Judge, pairs []Pair) (Report, error) {

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hindsight-memory/hindsight/lang"
 )
@@ -189,18 +190,17 @@ var boundsIfNumber = map[string][]string{
 // lang's stop words, on folded (not yet stemmed) words.
 var weakWords = []string{
 	"should", "must", "always", "please", "user", "users", "prefer", "prefers", "preferred",
-	"prefer", "want", "wants", "wanted", "like", "likes", "liked", "need", "needs", "needed",
-	"wish", "wishes", "ensure", "sure", "make", "first", "then", "instead", "use", "uses",
+	"want", "wants", "wanted", "like", "likes", "liked", "need", "needs", "needed", "wish",
+	"wishes", "ensure", "sure", "make", "makes", "first", "then", "instead", "use", "uses",
 	"used", "using", "utilise", "utilize", "try", "tries", "trying", "keep", "file", "files",
 	"thing", "things", "way", "generally", "usually", "typically", "whenever", "remember",
 	"note", "important", "actually", "able", "let", "lets", "currently", "now", "going",
-	"one", "ones", "e.g", "etc", "i.e", "it's", "via", "and", "or", "but", "also",
-	"again", "like", "get", "gets", "make", "makes",
+	"ones", "etc", "it's", "get", "gets",
 }
 
 // cjkWeak are Chinese function and filler words, removed before the text is
 // split into characters.
-var cjkWeak = []string{
+var cjkWeakWords = []string{
 	"用户", "希望", "要求", "偏好", "喜欢", "想要", "需要", "必须", "务必", "一定", "应该", "应当",
 	"总是", "始终", "一律", "统一", "使用", "采用", "然后", "依次", "尝试", "包含", "含有", "带有",
 	"形式", "进行", "一下", "里的", "中的", "改为", "改用", "改成", "可以", "能够", "记得", "注意到",
@@ -254,10 +254,60 @@ var cjkUnits = []string{
 var (
 	weakSet     = map[string]bool{}
 	lexicon     = map[string]phrase{} // folded phrase → meaning
-	phraseRE    *regexp.Regexp        // every lexicon phrase, longest first
-	cjkWeakRE   *regexp.Regexp
+	phrases     phraseIndex           // the lexicon's phrases
+	cjkWeak     phraseIndex           // cjkWeakWords
 	cjkNumberRE *regexp.Regexp
 )
+
+// phraseIndex finds dictionary phrases in text, leftmost first and longest
+// first at each position. Phrases that start with an ASCII letter or digit
+// match whole words only (like \b in a regexp); Chinese phrases match
+// anywhere. It replaces one large regexp alternation, which Go runs far
+// slower than a lookup by first character.
+type phraseIndex map[rune][]string
+
+func newPhraseIndex(ps []string) phraseIndex {
+	idx := phraseIndex{}
+	for _, p := range ps {
+		r, _ := utf8.DecodeRuneInString(p)
+		idx[r] = append(idx[r], p)
+	}
+	for _, list := range idx {
+		sort.Slice(list, func(i, j int) bool {
+			return len(list[i]) > len(list[j]) || len(list[i]) == len(list[j]) && list[i] < list[j]
+		})
+	}
+	return idx
+}
+
+func isWordByte(b byte) bool {
+	return b == '_' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
+}
+
+// find calls fn for every non-overlapping phrase in s.
+func (idx phraseIndex) find(s string, fn func(start, end int)) {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		matched := 0
+		for _, p := range idx[r] {
+			if !strings.HasPrefix(s[i:], p) {
+				continue
+			}
+			e := i + len(p)
+			if isWordByte(p[0]) && i > 0 && isWordByte(s[i-1]) || isWordByte(p[len(p)-1]) && e < len(s) && isWordByte(s[e]) {
+				continue // inside a longer word
+			}
+			matched = len(p)
+			break
+		}
+		if matched > 0 {
+			fn(i, i+matched)
+			i += matched
+			continue
+		}
+		i += size
+	}
+}
 
 func init() {
 	for _, w := range weakWords {
@@ -313,27 +363,8 @@ func init() {
 	for k := range lexicon {
 		keys = append(keys, k)
 	}
-	// Longest first, so that alternation (leftmost-first in Go) prefers
-	// "utc+8" over "utc" and "不是" over "不".
-	sort.Slice(keys, func(i, j int) bool {
-		if len(keys[i]) != len(keys[j]) {
-			return len(keys[i]) > len(keys[j])
-		}
-		return keys[i] < keys[j]
-	})
-	alts := make([]string, len(keys))
-	for i, k := range keys {
-		q := regexp.QuoteMeta(k)
-		if !lang.HasCJK(k) {
-			q = `\b` + q + `\b`
-		}
-		alts[i] = q
-	}
-	phraseRE = regexp.MustCompile(strings.Join(alts, "|"))
-
-	weak := append([]string(nil), cjkWeak...)
-	sort.Slice(weak, func(i, j int) bool { return len(weak[i]) > len(weak[j]) })
-	cjkWeakRE = regexp.MustCompile(strings.Join(weak, "|"))
+	phrases = newPhraseIndex(keys)
+	cjkWeak = newPhraseIndex(cjkWeakWords)
 
 	cjkNumberRE = regexp.MustCompile(`([零一二两三四五六七八九十]+)(` + strings.Join(cjkUnits, "|") + `)`)
 }

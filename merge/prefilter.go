@@ -1,6 +1,10 @@
 package merge
 
-import "github.com/hindsight-memory/hindsight/memory"
+import (
+	"strings"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
 
 // Default pre-filter thresholds: the least cosine similarity a live memory
 // needs to reach the judge. The scale depends on the embedder, so there is
@@ -10,7 +14,29 @@ const (
 	// DefaultThreshold is the seeds' threshold for neural embeddings
 	// (bge, text-embedding-3-*, …).
 	DefaultThreshold = 0.85
+
+	// OfflineThreshold is the threshold for the offline lexical embedder
+	// (llm/offline, hashed character n-grams), whose similarities run much
+	// lower than a neural model's for the same paraphrase. Calibrated on
+	// testdata/merge/pairs.jsonl with ScorePairs and SuggestThreshold
+	// (offline-ngram-v1-d384): the pairs that should merge score 0.409 to
+	// 1.0 (median: duplicates 0.761, refinements 0.696, conflicts 0.727),
+	// distinct pairs 0.021 to 0.831 (median 0.544). 0.40 lets every pair
+	// that should merge reach the judge; at 0.85 only 8 of 71 would. The
+	// distinct pairs that also pass (84%) cost a judge call each, and the
+	// offline judge is cheap and does not merge them.
+	OfflineThreshold = 0.40
 )
+
+// ThresholdFor returns the default pre-filter threshold for an embedding
+// model: OfflineThreshold for the offline lexical embedder (models named
+// "offline-…"), DefaultThreshold for anything else.
+func ThresholdFor(embedderModel string) float64 {
+	if strings.HasPrefix(embedderModel, "offline-") {
+		return OfflineThreshold
+	}
+	return DefaultThreshold
+}
 
 // Prefilter keeps the neighbours worth judging: live memories with
 // similarity at least threshold, each memory once (its best similarity),

@@ -40,3 +40,12 @@ func TestPrefilter(t *testing.T) {
 		t.Error("Prefilter changed its input")
 	}
 }
+
+func TestThresholdFor(t *testing.T) {
+	if got := ThresholdFor("offline-ngram-v1-d384"); got != OfflineThreshold {
+		t.Errorf("offline embedder: %v", got)
+	}
+	if got := ThresholdFor("text-embedding-3-small"); got != DefaultThreshold {
+		t.Errorf("neural embedder: %v", got)
+	}
+}
