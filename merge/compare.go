@@ -13,21 +13,26 @@ import (
 // near-duplicate for the next consolidation. So every merging verdict needs
 // positive evidence, and anything the rules cannot place is distinct.
 //
-//   - conflicts: the two statements are about the same subject (one's
-//     subject terms contain the other's, and they share at least half) and
-//     either a slot has different values (utc vs utc+8, 500 vs 2000 rows),
-//     or a shared term is negated in one and asserted in the other ("never
-//     deploy" vs "deploy"), or one rejects a term the other asserts ("…, not
-//     on the local disk").
-//   - duplicate: no flip of polarity, no conflict, and the candidate adds nothing:
-//     both say the same terms, or the candidate says a part of the existing
-//     memory (missing at most one subject word of four or more).
-//   - refines: no flip of polarity, no conflict, the candidate keeps every term of
-//     the existing memory and adds at least one concrete specific (a value,
-//     a number, code, a flag, a path, a name).
+// Two statements are about the same subject when one's subject terms
+// (words, Chinese characters, names; not values or parameters) contain the
+// other's and they share at least half of them. Two statements disagree
+// when a slot has different values (utc vs utc+8, 500 vs 2000 rows), when
+// a shared term is negated in one and asserted in the other ("never deploy"
+// vs "deploy"), or when one rejects a term the other asserts ("…, not on
+// the local disk").
+//
+//   - different names (orders.csv vs customers.csv, Acme vs Globex):
+//     distinct, before anything else.
+//   - conflicts: same subject and they disagree. Disagreement without a
+//     clear common subject is distinct, never a merge.
+//   - duplicate: no disagreement, and the candidate adds nothing: every
+//     term matches, or the candidate says a part of the existing memory
+//     (leaving out at most one subject term of four or more).
+//   - refines: no disagreement, the candidate keeps every term of the
+//     existing memory and adds at least one concrete specific (a value, a
+//     number, code, a flag, a path, a name).
 //   - distinct: everything else, including a candidate that only adds words
-//     (a narrower scope is not a refinement the rules can vouch for) and two
-//     statements that differ in a name (orders.csv vs customers.csv).
+//     (a narrower scope is not a refinement the rules can vouch for).
 
 // relation is the verdict of comparing a candidate with one existing memory.
 type relation struct {
@@ -75,7 +80,7 @@ func compare(existing, candidate *statement) relation {
 
 	subjA, subjB := filter(termList(a), isSubject), filter(termList(b), isSubject)
 	sharedSubj := filter(shared, isSubject)
-	subject := phrase2(sharedSubj)
+	subject := joinTerms(sharedSubj)
 	sameSubject := len(sharedSubj) > 0 &&
 		(len(sharedSubj) == len(subjA) || len(sharedSubj) == len(subjB)) &&
 		float64(len(sharedSubj))/float64(len(subjA)+len(subjB)-len(sharedSubj)) >= minSubjectJaccard
@@ -104,11 +109,11 @@ func compare(existing, candidate *statement) relation {
 			if a.negative && !b.negative {
 				who, cues = "existing memory", a.cues
 			}
-			return relation{memory.VerdictConflicts, fmt.Sprintf("same subject %q with opposite polarity: the %s negates %q (%s)", subject, who, phrase2(flipped), strings.Join(quoteAll(cues), ", "))}
+			return relation{memory.VerdictConflicts, fmt.Sprintf("same subject %q with opposite polarity: the %s negates %q (%s)", subject, who, joinTerms(flipped), strings.Join(quoteAll(cues), ", "))}
 		case len(rejectedByB) > 0:
-			return relation{memory.VerdictConflicts, fmt.Sprintf("same subject %q, but the candidate rejects %q, which the existing memory asserts", subject, phrase2(rejectedByB))}
+			return relation{memory.VerdictConflicts, fmt.Sprintf("same subject %q, but the candidate rejects %q, which the existing memory asserts", subject, joinTerms(rejectedByB))}
 		case len(rejectedByA) > 0:
-			return relation{memory.VerdictConflicts, fmt.Sprintf("same subject %q, but the candidate asserts %q, which the existing memory rejects", subject, phrase2(rejectedByA))}
+			return relation{memory.VerdictConflicts, fmt.Sprintf("same subject %q, but the candidate asserts %q, which the existing memory rejects", subject, joinTerms(rejectedByA))}
 		}
 	}
 	if len(diffs) > 0 || len(flipped) > 0 || len(rejectedByA)+len(rejectedByB) > 0 {
@@ -120,7 +125,7 @@ func compare(existing, candidate *statement) relation {
 	case len(onlyA) == 0 && len(onlyB) == 0 && len(shared) > 0:
 		// Every term, value and rejection matches: the same statement,
 		// even when it names no subject ("use pnpm, not npm").
-		return relation{memory.VerdictDuplicate, fmt.Sprintf("same statement: every term matches (%s)", phrase2(shared))}
+		return relation{memory.VerdictDuplicate, fmt.Sprintf("same statement: every term matches (%s)", joinTerms(shared))}
 	case len(sharedSubj) == 0:
 		return relation{memory.VerdictDistinct, "no subject in common"}
 	case !sameSubject && len(onlyA) > 0 && len(onlyB) > 0:
@@ -150,10 +155,10 @@ func disagreement(diffs []string, flipped, rejectedByA, rejectedByB []*term) str
 	var parts []string
 	parts = append(parts, diffs...)
 	if len(flipped) > 0 {
-		parts = append(parts, fmt.Sprintf("one negates %q", phrase2(flipped)))
+		parts = append(parts, fmt.Sprintf("one negates %q", joinTerms(flipped)))
 	}
 	if rej := append(rejectedByA, rejectedByB...); len(rej) > 0 {
-		parts = append(parts, fmt.Sprintf("one rejects %q", phrase2(rej)))
+		parts = append(parts, fmt.Sprintf("one rejects %q", joinTerms(rej)))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -315,9 +320,9 @@ func surfaces(ts []*term) string {
 	return strings.Join(ss, ", ")
 }
 
-// phrase2 renders terms as a phrase: words separated by spaces, Chinese
+// joinTerms renders terms as a phrase: words separated by spaces, Chinese
 // characters run together.
-func phrase2(ts []*term) string {
+func joinTerms(ts []*term) string {
 	var b strings.Builder
 	prevCJK := false
 	for i, t := range ts {
@@ -336,7 +341,7 @@ func describe(ts []*term) string {
 	if len(ts) == 0 {
 		return "nothing"
 	}
-	return fmt.Sprintf("%q", phrase2(ts))
+	return fmt.Sprintf("%q", joinTerms(ts))
 }
 
 func quoteAll(ss []string) []string {

@@ -348,3 +348,33 @@ func cloneMemory(m memory.Memory) memory.Memory {
 	m.Flags = slices.Clone(m.Flags)
 	return m
 }
+
+// VerifyCurrent is the optimistic check that serialises concurrent changes
+// to one memory: call it with the current versions of the memories a
+// planned decision touches, just before writing. Every memory in d.Before
+// must still be at the version d read; a memory d creates must not exist
+// yet, unless d itself wrote it (a retry). Otherwise it returns ECONFLICT
+// naming the decision that got there first: re-read, re-judge and re-plan.
+func VerifyCurrent(d memory.Decision, current map[string]memory.Memory) error {
+	const op = "merge: verify current"
+	before := map[string]bool{}
+	for _, b := range d.Before {
+		before[b.ID] = true
+		cur, ok := current[b.ID]
+		switch {
+		case !ok:
+			return memory.Conflictf(op, "memory %s, read at version %d by decision %s, no longer exists", b.ID, b.Version, d.ID)
+		case cur.Version != b.Version:
+			return memory.Conflictf(op, "memory %s changed since decision %s read it: version %d → %d by decision %s", b.ID, d.ID, b.Version, cur.Version, orUnknown(cur.DecisionID))
+		}
+	}
+	for _, a := range d.After {
+		if before[a.ID] {
+			continue
+		}
+		if cur, ok := current[a.ID]; ok && cur.DecisionID != d.ID {
+			return memory.Conflictf(op, "memory %s, which decision %s creates, already exists (version %d by decision %s)", a.ID, d.ID, cur.Version, orUnknown(cur.DecisionID))
+		}
+	}
+	return nil
+}

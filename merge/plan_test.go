@@ -289,3 +289,33 @@ func TestPlanMergeRejectsBadInput(t *testing.T) {
 		t.Errorf("good input: %v", err)
 	}
 }
+
+func TestVerifyCurrent(t *testing.T) {
+	old := stored("mem_a", memory.KindPreference, "Reports should use UTC timestamps.", "ep_1")
+	d, err := PlanMerge(mergeInput(memory.Candidate{Kind: memory.KindPreference, Content: "Reports should use Beijing time."},
+		"ep_2", memory.VerdictConflicts, "mem_a", old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newID := d.After[1].ID
+	if err := VerifyCurrent(d, map[string]memory.Memory{"mem_a": old}); err != nil {
+		t.Errorf("unchanged: %v", err)
+	}
+	// A retry after the write: the new memory is this decision's own.
+	if err := VerifyCurrent(d, map[string]memory.Memory{"mem_a": old, newID: d.After[1]}); err != nil {
+		t.Errorf("retry: %v", err)
+	}
+	moved := old
+	moved.Version, moved.DecisionID = 2, "dec-other"
+	if err := VerifyCurrent(d, map[string]memory.Memory{"mem_a": moved}); memory.ErrorCode(err) != memory.ECONFLICT || !strings.Contains(err.Error(), "dec-other") {
+		t.Errorf("concurrent change: err %v, want ECONFLICT naming dec-other", err)
+	}
+	if err := VerifyCurrent(d, map[string]memory.Memory{}); memory.ErrorCode(err) != memory.ECONFLICT {
+		t.Errorf("vanished memory: err %v, want ECONFLICT", err)
+	}
+	clash := d.After[1]
+	clash.DecisionID = "dec-other"
+	if err := VerifyCurrent(d, map[string]memory.Memory{"mem_a": old, newID: clash}); memory.ErrorCode(err) != memory.ECONFLICT {
+		t.Errorf("created memory already exists: err %v, want ECONFLICT", err)
+	}
+}
