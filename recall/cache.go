@@ -1,0 +1,382 @@
+package recall
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hindsight-memory/hindsight/lang"
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// recallable are the statuses the cache keeps: every status some query may
+// ask for. Archived and forgotten memories are never recalled.
+var recallable = []memory.Status{memory.StatusLive, memory.StatusCold, memory.StatusSuperseded}
+
+// entry is the cached current version of one recallable memory.
+type entry struct {
+	mem memory.Memory
+	// doc holds the filter fields in the form memory.VectorFilter.Match
+	// reads, with entities normalised, so the keyword side filters exactly
+	// as the vector index does.
+	doc memory.VectorDoc
+	ord int32
+	// instr memoises memory.InstructionLike of the content (0 not yet
+	// known, 1 no, 2 yes): the check is costly and versions are immutable.
+	instr atomic.Int32
+	// pol memoises polarityOf(mem.Content) for the conflict rule.
+	pol atomic.Pointer[polarity]
+}
+
+// polarity returns the memoised polarity of the entry's content.
+func (e *entry) polarity() polarity {
+	if p := e.pol.Load(); p != nil {
+		return *p
+	}
+	p := polarityOf(e.mem.Content)
+	e.pol.Store(&p)
+	return p
+}
+
+// instructionLike reports whether the memory is flagged instruction-like,
+// or reads like one although nobody flagged it.
+func (e *entry) instructionLike() bool {
+	if slices.Contains(e.mem.Flags, memory.FlagInstructionLike) {
+		return true
+	}
+	v := e.instr.Load()
+	if v == 0 {
+		v = 1
+		if memory.InstructionLike(memory.EmbedText(e.mem)) {
+			v = 2
+		}
+		e.instr.Store(v)
+	}
+	return v == 2
+}
+
+// tenantCache is one tenant's keyword index and memory cache.
+type tenantCache struct {
+	tenant string
+
+	// syncMu serialises loads and catch-ups, so that two never interleave
+	// their reads of the feed; mu guards the data below.
+	syncMu sync.Mutex
+	mu     sync.RWMutex
+
+	loaded   bool
+	entries  map[string]*entry
+	byOrd    []*entry
+	versions map[string]int // every memory seen → its highest version seen
+	kw       *keywordIndex
+	// entities and taskTypes count the cached memories carrying each
+	// normalised entity or task type, keyed by phraseKey, for query hints.
+	entities  map[string]hintCount
+	taskTypes map[string]hintCount
+	// episodes orders the cached memories of each source episode by
+	// creation time, for context windows.
+	episodes map[string][]*entry
+
+	watermark time.Time // highest UpdatedAt read from the store
+	lastSync  time.Time // wall clock of the last catch-up
+	lastBuild time.Time // wall clock of the last full load
+	syncing   atomic.Bool
+}
+
+// hintCount is a hint phrase's canonical form and how many memories carry it.
+type hintCount struct {
+	value string
+	n     int
+}
+
+func newTenantCache(tenant string) *tenantCache {
+	c := &tenantCache{tenant: tenant}
+	c.reset()
+	return c
+}
+
+func (c *tenantCache) reset() {
+	c.loaded = false
+	c.entries = map[string]*entry{}
+	c.byOrd = nil
+	c.versions = map[string]int{}
+	c.kw = newKeywordIndex()
+	c.entities = map[string]hintCount{}
+	c.taskTypes = map[string]hintCount{}
+	c.episodes = map[string][]*entry{}
+	c.watermark = time.Time{}
+}
+
+// ensureLoaded loads the cache unless it is loaded.
+func (c *tenantCache) ensureLoaded(ctx context.Context, store memory.MemoryStore) error {
+	c.mu.RLock()
+	loaded := c.loaded
+	c.mu.RUnlock()
+	if loaded {
+		return nil
+	}
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
+	if c.loaded { // syncMu excludes the only writer of loaded
+		return nil
+	}
+	return c.loadLocked(ctx, store)
+}
+
+// reload rebuilds the cache from the store.
+func (c *tenantCache) reload(ctx context.Context, store memory.MemoryStore) error {
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
+	return c.loadLocked(ctx, store)
+}
+
+// loadLocked replaces the cache with every recallable memory of the
+// tenant. Callers hold syncMu.
+func (c *tenantCache) loadLocked(ctx context.Context, store memory.MemoryStore) error {
+	started := time.Now()
+	ms, err := store.Memories(ctx, memory.MemoryFilter{Tenant: c.tenant, Statuses: recallable})
+	if err != nil {
+		return errorf("recall: load memories of tenant "+c.tenant, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reset()
+	for _, m := range ms {
+		c.apply(m)
+	}
+	c.loaded = true
+	c.lastBuild, c.lastSync = started, started
+	return nil
+}
+
+// catchUp applies the versions the store's change feed holds since the
+// watermark, re-reading overlap before it; an unloaded cache is loaded.
+func (c *tenantCache) catchUp(ctx context.Context, store memory.MemoryStore, overlap time.Duration) error {
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
+	if !c.loaded {
+		return c.loadLocked(ctx, store)
+	}
+	started := time.Now()
+	c.mu.RLock()
+	after := c.watermark
+	c.mu.RUnlock()
+	if !after.IsZero() {
+		after = after.Add(-overlap)
+	}
+	ms, err := store.Memories(ctx, memory.MemoryFilter{Tenant: c.tenant, UpdatedAfter: after})
+	if err != nil {
+		return errorf("recall: catch up tenant "+c.tenant, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range ms {
+		c.apply(m)
+	}
+	c.lastSync = started
+	return nil
+}
+
+// applyAll applies versions written by this process. With precompute, the
+// per-memory checks recall would otherwise make on first use (is it
+// instruction-like, its polarity) run now, on the write path.
+func (c *tenantCache) applyAll(ms []memory.Memory, precompute bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range ms {
+		c.apply(m)
+		if e := c.entries[m.ID]; precompute && e != nil {
+			e.instructionLike()
+			e.polarity()
+		}
+	}
+}
+
+// apply makes m the cached version of its memory unless a newer version is
+// known. Applying a version twice is a no-op, which is what makes the
+// overlapping change feed and retried writes safe. Callers hold mu.
+func (c *tenantCache) apply(m memory.Memory) {
+	if m.UpdatedAt.After(c.watermark) {
+		c.watermark = m.UpdatedAt
+	}
+	if v, ok := c.versions[m.ID]; ok && v >= m.Version {
+		if e := c.entries[m.ID]; e != nil && v == m.Version && m.RecallCount > e.mem.RecallCount {
+			e.mem.RecallCount, e.mem.LastRecalledAt = m.RecallCount, m.LastRecalledAt
+		}
+		return
+	}
+	c.versions[m.ID] = m.Version
+	if e := c.entries[m.ID]; e != nil {
+		c.remove(e)
+	}
+	if slices.Contains(recallable, m.Status) {
+		c.add(m)
+	}
+}
+
+// drop removes memories from the cache, e.g. after a forget.
+func (c *tenantCache) drop(ids []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		if e := c.entries[id]; e != nil {
+			c.remove(e)
+		}
+		delete(c.versions, id)
+	}
+}
+
+func (c *tenantCache) add(m memory.Memory) {
+	m = cloneMemory(m)
+	doc := memory.VectorDocOf(m, nil)
+	doc.Entities = normalizeEntities(m.Entities)
+	e := &entry{mem: m, doc: doc}
+	e.ord = c.kw.add(m.ID, indexText(m))
+	for int(e.ord) >= len(c.byOrd) {
+		c.byOrd = append(c.byOrd, nil)
+	}
+	c.byOrd[e.ord] = e
+	c.entries[m.ID] = e
+	for _, ent := range doc.Entities {
+		countHint(c.entities, ent, 1)
+	}
+	if m.TaskType != "" {
+		countHint(c.taskTypes, m.TaskType, 1)
+	}
+	for _, src := range m.Sources {
+		list := c.episodes[src]
+		i, _ := slices.BinarySearchFunc(list, e, compareEntries)
+		c.episodes[src] = slices.Insert(list, i, e)
+	}
+}
+
+func (c *tenantCache) remove(e *entry) {
+	c.kw.remove(e.ord)
+	c.byOrd[e.ord] = nil
+	delete(c.entries, e.mem.ID)
+	for _, ent := range e.doc.Entities {
+		countHint(c.entities, ent, -1)
+	}
+	if e.mem.TaskType != "" {
+		countHint(c.taskTypes, e.mem.TaskType, -1)
+	}
+	for _, src := range e.mem.Sources {
+		list := c.episodes[src]
+		if i := slices.Index(list, e); i >= 0 {
+			list = slices.Delete(list, i, i+1)
+		}
+		if len(list) == 0 {
+			delete(c.episodes, src)
+		} else {
+			c.episodes[src] = list
+		}
+	}
+}
+
+// compareEntries orders the memories of an episode: by creation time, then
+// by ID.
+func compareEntries(a, b *entry) int {
+	if c := a.mem.CreatedAt.Compare(b.mem.CreatedAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.mem.ID, b.mem.ID)
+}
+
+// neighbors returns the memories within radius of e in each of its source
+// episodes. Callers hold mu.
+func (c *tenantCache) neighbors(e *entry, radius int) []*entry {
+	var out []*entry
+	for _, src := range e.mem.Sources {
+		list := c.episodes[src]
+		i, found := slices.BinarySearchFunc(list, e, compareEntries)
+		if !found {
+			continue
+		}
+		for j := max(0, i-radius); j <= min(len(list)-1, i+radius); j++ {
+			if j != i && !slices.Contains(out, list[j]) {
+				out = append(out, list[j])
+			}
+		}
+	}
+	return out
+}
+
+// bumpUsage records recalls in the cache at once, ahead of the store.
+func (c *tenantCache) bumpUsage(ids []string, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		if e := c.entries[id]; e != nil {
+			e.mem.RecallCount++
+			if at.After(e.mem.LastRecalledAt) {
+				e.mem.LastRecalledAt = at
+			}
+		}
+	}
+}
+
+// indexText is what the keyword index matches a memory on: the text it is
+// embedded from plus its entities and task type.
+func indexText(m memory.Memory) string {
+	var b strings.Builder
+	b.WriteString(memory.EmbedText(m))
+	for _, e := range m.Entities {
+		b.WriteString("\n")
+		b.WriteString(e)
+	}
+	if m.TaskType != "" {
+		b.WriteString("\n")
+		b.WriteString(m.TaskType)
+	}
+	return b.String()
+}
+
+// phraseKey is the form hint phrases are matched in: folded words joined by
+// single spaces, so "UTF-8", "utf 8" and "Utf_8" agree.
+func phraseKey(s string) string { return strings.Join(lang.Words(s), " ") }
+
+func countHint(m map[string]hintCount, value string, delta int) {
+	k := phraseKey(value)
+	if k == "" {
+		return
+	}
+	h := m[k]
+	h.n += delta
+	if h.n <= 0 {
+		delete(m, k)
+		return
+	}
+	if h.value == "" {
+		h.value = value
+	}
+	m[k] = h
+}
+
+// normalizeEntities normalises, drops empties and deduplicates.
+func normalizeEntities(es []string) []string {
+	if len(es) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(es))
+	for _, e := range es {
+		if n := memory.NormalizeEntity(e); n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// cloneMemory copies m's slices, so the cache never shares them with a
+// caller.
+func cloneMemory(m memory.Memory) memory.Memory {
+	m.Entities = slices.Clone(m.Entities)
+	m.Sources = slices.Clone(m.Sources)
+	m.Evidence = slices.Clone(m.Evidence)
+	m.Supersedes = slices.Clone(m.Supersedes)
+	m.Flags = slices.Clone(m.Flags)
+	return m
+}

@@ -1,0 +1,289 @@
+package recall
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/metrics"
+)
+
+// Weights are the rerank weights. A result's final score is
+//
+//	Relevance·fused + Recency·recency + Confidence·confidence + Usage·usage
+//
+// where each signal lies in [0,1]. They need not sum to 1; the seed
+// defaults do.
+type Weights struct {
+	Relevance  float64 `json:"relevance"`
+	Recency    float64 `json:"recency"`
+	Confidence float64 `json:"confidence"`
+	Usage      float64 `json:"usage"`
+}
+
+// DefaultWeights are the seeds' defaults: 0.6 relevance (fused similarity
+// and keyword score), 0.2 recency, 0.15 confidence, 0.05 usage.
+var DefaultWeights = Weights{Relevance: 0.6, Recency: 0.2, Confidence: 0.15, Usage: 0.05}
+
+// Fusion names how vector and keyword candidates are combined.
+type Fusion string
+
+// Fusion methods.
+const (
+	// FusionRRF is reciprocal-rank fusion: Σ 1/(RRFK + rank) over both
+	// lists, scaled so that first place in both lists is 1. It needs no
+	// calibration between cosine and BM25 scores.
+	FusionRRF Fusion = "rrf"
+	// FusionWeighted is VectorShare·similarity + (1−VectorShare)·keyword,
+	// each normalised by the best score of its list.
+	FusionWeighted Fusion = "weighted"
+)
+
+// TimeHints says what a time expression found in the query text does.
+type TimeHints string
+
+// Time hint modes.
+const (
+	// TimeFilter turns the expression into Since/Until: only memories
+	// created in the range are recalled.
+	TimeFilter TimeHints = "filter"
+	// TimeBoost keeps every memory but ranks those created in the range
+	// first among equals, by adding the in-range memories as a third ranked
+	// list to the fusion. It suits stores whose creation time only
+	// approximates when the remembered thing happened.
+	TimeBoost TimeHints = "boost"
+	// TimeIgnore only removes the expression from the matched text.
+	TimeIgnore TimeHints = "ignore"
+)
+
+// Config tunes an Engine. The zero value of each field means its default.
+type Config struct {
+	// DefaultTopK is the result count when a query sets none (5); MaxTopK
+	// is the most a query may ask for (50).
+	DefaultTopK int
+	MaxTopK     int
+	// VectorCandidates and KeywordCandidates bound the candidate pools
+	// taken from each source before fusion (50 each), so that latency stays
+	// flat as a tenant's store grows.
+	VectorCandidates  int
+	KeywordCandidates int
+	// Fusion is the fusion method (FusionRRF).
+	Fusion Fusion
+	// RRFK is the rank offset of reciprocal-rank fusion (60).
+	RRFK float64
+	// VectorShare is the weight of vector similarity in FusionWeighted
+	// (0.5), and the weight of the vector list in FusionRRF relative to the
+	// keyword list's 1−VectorShare.
+	VectorShare float64
+	// Weights are the rerank weights (DefaultWeights). Set a weight to a
+	// negative number to make it zero; zero means the default.
+	Weights Weights
+	// RecencyHalfLife is the age at which the recency signal halves (30
+	// days). Recency is measured from a memory's last version (UpdatedAt).
+	RecencyHalfLife time.Duration
+	// UsageHalf is the recall count at which the usage signal reaches 0.5
+	// (5); it saturates towards 1 above.
+	UsageHalf int
+	// Context, when positive, lets each memory's relevance borrow from the
+	// memories next to it in the same source episode (ordered by creation
+	// time): a memory gets Context times the best keyword and vector score
+	// of its neighbours, when that is higher than its own. It helps when
+	// memories are fine-grained (one per conversation turn) and a question
+	// is answered across neighbouring turns. Off by default (0); see
+	// ContextRadius.
+	Context float64
+	// ContextRadius is how many neighbours on each side count (1).
+	ContextRadius int
+	// Location is the time zone time expressions are read in (UTC).
+	Location *time.Location
+	// TimeHints is what a time expression in the query does (TimeFilter).
+	// Query.Since and Query.Until, when set, always filter and win over a
+	// parsed expression.
+	TimeHints TimeHints
+	// HintBoost is added to the fused relevance of a memory that carries
+	// an entity or the task type hinted at by the query text (0.1); hints
+	// never exclude a memory. Set it negative to disable hints.
+	HintBoost float64
+	// LLMQueryParsing asks Deps.QueryLLM to parse the query (time range,
+	// entities, task type) instead of the rules; the rules remain the
+	// fallback when the LLM fails or takes longer than LLMTimeout (3s).
+	LLMQueryParsing bool
+	LLMTimeout      time.Duration
+	// RefreshInterval is how often, at most, recall catches a tenant up
+	// with the store's change feed (5s). Catch-up runs in the background;
+	// Refresh forces it.
+	RefreshInterval time.Duration
+	// FeedOverlap re-reads this much of the change feed before the
+	// watermark (1m), so that versions written with an equal or slightly
+	// older timestamp by another process are not missed. Versions seen
+	// twice are deduplicated by (ID, version).
+	FeedOverlap time.Duration
+	// RebuildInterval is how often a tenant's cache is rebuilt from
+	// scratch (15m), which drops memories purged by another process; the
+	// change feed cannot show deletions.
+	RebuildInterval time.Duration
+	// MaxTenants bounds how many tenants' caches stay in memory (256); the
+	// least recently used is evicted and rebuilt on its next recall.
+	MaxTenants int
+	// RecordUsage records each recall's results as memory.UsageRecalled in
+	// the background. Nil means true.
+	RecordUsage *bool
+	// UsageQueue bounds the background usage queue (4096 entries); when it
+	// is full, entries are dropped and counted.
+	UsageQueue int
+	// EpisodeCacheSize and EpisodeCacheTTL bound the provenance cache of
+	// source episodes (4096 entries, 10m).
+	EpisodeCacheSize int
+	EpisodeCacheTTL  time.Duration
+	// EmbedBatch bounds the texts per Embed call of the Indexer (64).
+	EmbedBatch int
+	// MaxEventIDs bounds the event IDs returned per result with
+	// Query.WithEvents (100).
+	MaxEventIDs int
+}
+
+// DefaultConfig is Config with every default filled in.
+func DefaultConfig() Config { return Config{}.withDefaults() }
+
+func (c Config) withDefaults() Config {
+	def := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	defD := func(p *time.Duration, v time.Duration) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	def(&c.DefaultTopK, 5)
+	def(&c.MaxTopK, 50)
+	def(&c.VectorCandidates, 50)
+	def(&c.KeywordCandidates, 50)
+	def(&c.UsageHalf, 5)
+	def(&c.ContextRadius, 1)
+	def(&c.MaxTenants, 256)
+	def(&c.UsageQueue, 4096)
+	def(&c.EpisodeCacheSize, 4096)
+	def(&c.EmbedBatch, 64)
+	def(&c.MaxEventIDs, 100)
+	defD(&c.RecencyHalfLife, 30*24*time.Hour)
+	defD(&c.LLMTimeout, 3*time.Second)
+	defD(&c.RefreshInterval, 5*time.Second)
+	defD(&c.FeedOverlap, time.Minute)
+	defD(&c.RebuildInterval, 15*time.Minute)
+	defD(&c.EpisodeCacheTTL, 10*time.Minute)
+	if c.Fusion == "" {
+		c.Fusion = FusionRRF
+	}
+	if c.RRFK == 0 {
+		c.RRFK = 60
+	}
+	if c.VectorShare == 0 {
+		c.VectorShare = 0.5
+	}
+	if c.Weights == (Weights{}) {
+		c.Weights = DefaultWeights
+	}
+	if c.Location == nil {
+		c.Location = time.UTC
+	}
+	if c.TimeHints == "" {
+		c.TimeHints = TimeFilter
+	}
+	if c.HintBoost == 0 {
+		c.HintBoost = 0.1
+	}
+	if c.RecordUsage == nil {
+		t := true
+		c.RecordUsage = &t
+	}
+	return c
+}
+
+// validate checks a Config with defaults applied.
+func (c Config) validate() error {
+	const op = "recall: config"
+	switch {
+	case c.DefaultTopK < 1 || c.MaxTopK < c.DefaultTopK:
+		return memory.Invalidf(op, "need 1 <= DefaultTopK (%d) <= MaxTopK (%d)", c.DefaultTopK, c.MaxTopK)
+	case c.VectorCandidates < 1 || c.KeywordCandidates < 1:
+		return memory.Invalidf(op, "VectorCandidates (%d) and KeywordCandidates (%d) must be positive", c.VectorCandidates, c.KeywordCandidates)
+	case c.Fusion != FusionRRF && c.Fusion != FusionWeighted:
+		return memory.Invalidf(op, "Fusion %q is not one of rrf, weighted", c.Fusion)
+	case c.RRFK <= 0:
+		return memory.Invalidf(op, "RRFK must be positive, got %v", c.RRFK)
+	case c.VectorShare < 0 || c.VectorShare > 1:
+		return memory.Invalidf(op, "VectorShare must lie in [0,1], got %v", c.VectorShare)
+	case c.Weights.Relevance <= 0:
+		return memory.Invalidf(op, "the relevance weight must be positive, got %v", c.Weights.Relevance)
+	case c.Context < 0 || c.Context > 1:
+		return memory.Invalidf(op, "Context must lie in [0,1], got %v", c.Context)
+	case c.ContextRadius < 0:
+		return memory.Invalidf(op, "ContextRadius must not be negative, got %d", c.ContextRadius)
+	case c.TimeHints != TimeFilter && c.TimeHints != TimeBoost && c.TimeHints != TimeIgnore:
+		return memory.Invalidf(op, "TimeHints %q is not one of filter, boost, ignore", c.TimeHints)
+	case c.RecencyHalfLife < 0 || c.UsageHalf < 0 || c.MaxTenants < 1 || c.UsageQueue < 1 || c.EmbedBatch < 1:
+		return memory.Invalidf(op, "RecencyHalfLife, UsageHalf, MaxTenants, UsageQueue and EmbedBatch must be positive")
+	}
+	return nil
+}
+
+// weights returns the effective rerank weights: negative means zero.
+func (c Config) weights() Weights {
+	w := c.Weights
+	clip := func(x float64) float64 { return max(x, 0) }
+	return Weights{clip(w.Relevance), clip(w.Recency), clip(w.Confidence), clip(w.Usage)}
+}
+
+// Deps are what an Engine needs from the outside world.
+type Deps struct {
+	// Memories is the system of record. Required.
+	Memories memory.MemoryStore
+	// Episodes provides provenance (task, outcome, dates of the source
+	// episodes). Optional: without it results name their source episodes
+	// by ID only.
+	Episodes memory.EpisodeStore
+	// Index and Embedder are the vector side. Optional together: without
+	// them recall is keyword-only.
+	Index    memory.VectorIndex
+	Embedder memory.Embedder
+	// Events, when set, lets a query WithEvents name the events of the
+	// source sessions of memories that record no evidence of their own.
+	Events memory.EventLog
+	// QueryLLM parses queries when Config.LLMQueryParsing is set.
+	QueryLLM memory.LLM
+	// Conflicts decides whether two returned memories contradict each
+	// other, and why. Nil means DefaultConflicts.
+	//
+	// The rule runs on every pair of results, so it must be cheap.
+	Conflicts func(a, b memory.Memory) (bool, string)
+	// Clock is "now" for recency and for time expressions (time.Now).
+	Clock   func() time.Time
+	Logger  *slog.Logger
+	Metrics *metrics.Metrics
+}
+
+func (d Deps) validate() error {
+	const op = "recall: deps"
+	if d.Memories == nil {
+		return memory.Invalidf(op, "a MemoryStore is required")
+	}
+	if (d.Index == nil) != (d.Embedder == nil) {
+		return memory.Invalidf(op, "give both a vector index and an embedder, or neither")
+	}
+	return nil
+}
+
+func (d Deps) withDefaults() Deps {
+	if d.Clock == nil {
+		d.Clock = time.Now
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	return d
+}
+
+func errorf(op string, err error) error { return fmt.Errorf("%s: %w", op, err) }

@@ -1,0 +1,105 @@
+package recall
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/hindsight-memory/hindsight/lang"
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// DefaultConflicts is the conflict rule used when Deps.Conflicts is nil.
+// Two memories conflict when one supersedes the other, or when they say the
+// same thing with opposite polarity: their content terms (polarity words
+// aside) overlap by at least half, at least two terms are shared, and one
+// is negated where the other is not ("always use UTC" / "never use UTC",
+// "报表用UTC时间" / "报表不要用UTC时间"). It is conservative on purpose: two
+// memories that merely differ ("use gbk" / "use utf-8") are not flagged,
+// since a false warning teaches the agent to ignore warnings.
+func DefaultConflicts(a, b memory.Memory) (bool, string) {
+	return conflictOf(a, b, polarityOf(a.Content), polarityOf(b.Content))
+}
+
+// polarity is what the opposite-polarity rule reads from a text, computed
+// once per text.
+type polarity struct {
+	negated bool
+	terms   map[string]bool
+}
+
+func polarityOf(text string) polarity {
+	return polarity{negated: negated(text), terms: contentTerms(text)}
+}
+
+func conflictOf(a, b memory.Memory, pa, pb polarity) (bool, string) {
+	switch {
+	case a.SupersededBy == b.ID || slices.Contains(b.Supersedes, a.ID):
+		return true, b.ID + " supersedes " + a.ID
+	case b.SupersededBy == a.ID || slices.Contains(a.Supersedes, b.ID):
+		return true, a.ID + " supersedes " + b.ID
+	}
+	if pa.negated == pb.negated {
+		return false, ""
+	}
+	shared := 0
+	for t := range pa.terms {
+		if pb.terms[t] {
+			shared++
+		}
+	}
+	union := len(pa.terms) + len(pb.terms) - shared
+	if shared >= 2 && 2*shared >= union {
+		return true, "same subject, opposite polarity"
+	}
+	return false, ""
+}
+
+// negators turn a statement around. "always" and "must" are not negators,
+// but "never" is, so "always X" and "never X" differ in polarity.
+var negators = map[string]bool{
+	"not": true, "no": true, "never": true, "don't": true, "doesn't": true, "didn't": true,
+	"isn't": true, "aren't": true, "wasn't": true, "won't": true, "shouldn't": true,
+	"mustn't": true, "can't": true, "cannot": true, "avoid": true, "without": true,
+	"stop": true, "disable": true, "nor": true,
+}
+
+// zhNegators are Chinese negation characters and words.
+var zhNegators = []string{"不", "别", "没", "勿", "莫", "禁止", "避免", "未"}
+
+// negated reports whether text holds an odd number of negations.
+func negated(text string) bool {
+	n := 0
+	for _, w := range lang.Words(text) {
+		if negators[w] {
+			n++
+		}
+	}
+	f := lang.Fold(text)
+	for _, z := range zhNegators {
+		n += strings.Count(f, z)
+	}
+	return n%2 == 1
+}
+
+// contentTerms are text's index terms without polarity words and without
+// CJK terms that contain a negation.
+func contentTerms(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range lang.Terms(text) {
+		if polarityStems[t] || slices.ContainsFunc(zhNegators, func(z string) bool { return strings.Contains(t, z) }) {
+			continue
+		}
+		out[t] = true
+	}
+	return out
+}
+
+// polarityStems are the stems of words that carry polarity but no
+// subject: the negators, and "always", which pairs with "never".
+var polarityStems = func() map[string]bool {
+	m := map[string]bool{lang.Stem("always"): true}
+	for w := range negators {
+		m[lang.Stem(w)] = true
+	}
+	return m
+}()

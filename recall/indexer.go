@@ -1,0 +1,233 @@
+package recall
+
+import (
+	"context"
+	"slices"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// IndexerDeps are what an Indexer writes to.
+type IndexerDeps struct {
+	// Memories is the system of record. Required.
+	Memories memory.MemoryStore
+	// Index and Embedder are the vector side. Optional together.
+	Index    memory.VectorIndex
+	Embedder memory.Embedder
+	// Engine, when set, sees the written versions at once.
+	Engine *Engine
+}
+
+// Indexer is the one write path for memory versions already decided by the
+// merge step: it stores them in the system of record, embeds the current
+// version of each memory when its text is new or changed (reusing the
+// stored vector otherwise), upserts its vector document, and updates the
+// engine's keyword cache. Write is idempotent, so an activity may retry it.
+type Indexer struct {
+	deps  IndexerDeps
+	batch int
+}
+
+// NewIndexer returns an Indexer. embedBatch bounds the texts per Embed
+// call (0 means 64).
+func NewIndexer(deps IndexerDeps, embedBatch int) (*Indexer, error) {
+	if deps.Memories == nil {
+		return nil, memory.Invalidf("recall: indexer", "a MemoryStore is required")
+	}
+	if (deps.Index == nil) != (deps.Embedder == nil) {
+		return nil, memory.Invalidf("recall: indexer", "give both a vector index and an embedder, or neither")
+	}
+	if embedBatch <= 0 {
+		embedBatch = 64
+	}
+	return &Indexer{deps: deps, batch: embedBatch}, nil
+}
+
+// Write stores memory versions everywhere they live. Versions of several
+// memories and tenants may be mixed; only the highest version of each
+// memory in the batch is indexed. Invalid versions return EINVALID and
+// nothing is written.
+func (x *Indexer) Write(ctx context.Context, ms []memory.Memory) error {
+	const op = "recall: index memories"
+	if len(ms) == 0 {
+		return nil
+	}
+	if err := memory.ValidateMemories(op, ms); err != nil {
+		return err
+	}
+	// The current version of each memory, by tenant.
+	latest := map[string]map[string]memory.Memory{}
+	for _, m := range ms {
+		t := latest[m.Tenant]
+		if t == nil {
+			t = map[string]memory.Memory{}
+			latest[m.Tenant] = t
+		}
+		if cur, ok := t[m.ID]; !ok || m.Version > cur.Version {
+			t[m.ID] = m
+		}
+	}
+	// What was stored and indexed before this write decides what needs
+	// embedding; read it before the store changes.
+	tenants := make([]string, 0, len(latest))
+	for t := range latest {
+		tenants = append(tenants, t)
+	}
+	slices.Sort(tenants)
+
+	plans := map[string]indexPlan{}
+	if x.deps.Index != nil {
+		for _, tenant := range tenants {
+			p, err := x.plan(ctx, tenant, latest[tenant])
+			if err != nil {
+				return err
+			}
+			plans[tenant] = p
+		}
+	}
+	if err := x.deps.Memories.PutMemories(ctx, ms); err != nil {
+		return errorf(op, err)
+	}
+	for _, tenant := range tenants {
+		p, ok := plans[tenant]
+		if !ok {
+			continue
+		}
+		if err := x.embed(ctx, p.docs, p.embed, latest[tenant]); err != nil {
+			return err
+		}
+		if err := x.deps.Index.Upsert(ctx, memory.CollectionMemories, p.docs); err != nil {
+			return errorf(op, err)
+		}
+	}
+	if x.deps.Engine != nil {
+		for _, tenant := range tenants {
+			cur := make([]memory.Memory, 0, len(latest[tenant]))
+			for _, m := range latest[tenant] {
+				cur = append(cur, m)
+			}
+			x.deps.Engine.observe(tenant, cur)
+		}
+	}
+	return nil
+}
+
+type indexPlan struct {
+	docs  []memory.VectorDoc
+	embed []int
+}
+
+// plan builds the vector documents of a tenant's current versions and says
+// which need embedding. A stored vector is reused when the index holds the
+// vector of the version the store holds (same UpdatedAt) and that
+// version's text equals the new one, or when the index already holds this
+// very version (a retry).
+func (x *Indexer) plan(ctx context.Context, tenant string, cur map[string]memory.Memory) (indexPlan, error) {
+	const op = "recall: index memories"
+	ids := make([]string, 0, len(cur))
+	for id := range cur {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	stored, err := x.deps.Memories.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: ids})
+	if err != nil {
+		return indexPlan{}, errorf(op, err)
+	}
+	prev := make(map[string]memory.Memory, len(stored))
+	for _, m := range stored {
+		prev[m.ID] = m
+	}
+	indexed, err := x.deps.Index.Get(ctx, memory.CollectionMemories, tenant, ids)
+	if err != nil {
+		return indexPlan{}, errorf(op, err)
+	}
+	vecs := make(map[string]memory.VectorDoc, len(indexed))
+	for _, d := range indexed {
+		vecs[d.ID] = d
+	}
+	var p indexPlan
+	for _, id := range ids {
+		m := cur[id]
+		doc := memory.VectorDocOf(m, nil)
+		doc.Entities = normalizeEntities(m.Entities)
+		old, have := vecs[id]
+		pm, stored := prev[id]
+		reuse := have && len(old.Vector) == x.deps.Embedder.Dim() &&
+			(old.UpdatedAt.Equal(m.UpdatedAt) ||
+				stored && old.UpdatedAt.Equal(pm.UpdatedAt) && memory.EmbedText(pm) == memory.EmbedText(m))
+		if reuse {
+			doc.Vector = old.Vector
+		} else {
+			p.embed = append(p.embed, len(p.docs))
+		}
+		p.docs = append(p.docs, doc)
+	}
+	return p, nil
+}
+
+// embed fills the vectors of docs[i] for i in need, in batches.
+func (x *Indexer) embed(ctx context.Context, docs []memory.VectorDoc, need []int, cur map[string]memory.Memory) error {
+	for start := 0; start < len(need); start += x.batch {
+		part := need[start:min(start+x.batch, len(need))]
+		texts := make([]string, len(part))
+		for i, j := range part {
+			texts[i] = memory.EmbedText(cur[docs[j].ID])
+		}
+		vecs, err := x.deps.Embedder.Embed(ctx, texts)
+		if err != nil {
+			return errorf("recall: embed memories", err)
+		}
+		if len(vecs) != len(texts) {
+			return memory.Invalidf("recall: embed memories", "embedder returned %d vectors for %d texts", len(vecs), len(texts))
+		}
+		for i, j := range part {
+			docs[j].Vector = vecs[i]
+		}
+	}
+	return nil
+}
+
+// Remove deletes memories from the vector index and the engine's cache
+// (the system of record is the forget workflow's business). Unknown IDs are
+// ignored.
+func (x *Indexer) Remove(ctx context.Context, tenant string, ids []string) error {
+	if err := memory.ValidateTenant("recall: remove memories", tenant); err != nil {
+		return err
+	}
+	if x.deps.Index != nil {
+		if err := x.deps.Index.Delete(ctx, memory.CollectionMemories, tenant, ids); err != nil {
+			return errorf("recall: remove memories", err)
+		}
+	}
+	if x.deps.Engine != nil {
+		x.deps.Engine.forget(tenant, ids)
+	}
+	return nil
+}
+
+// observe applies versions written in this process to a loaded cache. An
+// unloaded cache will read them from the store when it loads.
+func (e *Engine) observe(tenant string, ms []memory.Memory) {
+	e.mu.Lock()
+	el, ok := e.tenants[tenant]
+	e.mu.Unlock()
+	if !ok {
+		return
+	}
+	c := el.Value.(*tenantCache)
+	c.syncMu.Lock() // order with loads, so a load never overwrites newer writes with older reads
+	defer c.syncMu.Unlock()
+	if c.loaded {
+		c.applyAll(ms, true)
+	}
+}
+
+// forget drops memories from a tenant's cache.
+func (e *Engine) forget(tenant string, ids []string) {
+	e.mu.Lock()
+	el, ok := e.tenants[tenant]
+	e.mu.Unlock()
+	if ok {
+		el.Value.(*tenantCache).drop(ids)
+	}
+}

@@ -1,0 +1,95 @@
+package recall
+
+import (
+	"container/list"
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// episodeCache remembers the provenance of source episodes. Episodes barely
+// change once written (consolidation only moves them to cold storage), so a
+// bounded LRU with a TTL keeps most recalls free of episode lookups.
+type episodeCache struct {
+	store memory.EpisodeStore
+	size  int
+	ttl   time.Duration
+
+	mu    sync.Mutex
+	items map[string]*list.Element // tenant\x00id → element holding *cachedEpisode
+	lru   *list.List
+}
+
+type cachedEpisode struct {
+	key     string
+	ref     memory.EpisodeRef
+	fetched time.Time
+}
+
+func newEpisodeCache(store memory.EpisodeStore, size int, ttl time.Duration) *episodeCache {
+	return &episodeCache{store: store, size: size, ttl: ttl, items: map[string]*list.Element{}, lru: list.New()}
+}
+
+// refs returns the provenance of ids, in order, looking the missing ones up
+// in one batched call. An episode the store does not know (forgotten, or no
+// store configured) is returned with its ID only.
+func (c *episodeCache) refs(ctx context.Context, tenant string, ids []string) (map[string]memory.EpisodeRef, error) {
+	out := make(map[string]memory.EpisodeRef, len(ids))
+	var missing []string
+	now := time.Now()
+	c.mu.Lock()
+	for _, id := range ids {
+		if _, done := out[id]; done {
+			continue
+		}
+		if el, ok := c.items[tenant+"\x00"+id]; ok && now.Sub(el.Value.(*cachedEpisode).fetched) < c.ttl {
+			c.lru.MoveToFront(el)
+			out[id] = el.Value.(*cachedEpisode).ref
+			continue
+		}
+		out[id] = memory.EpisodeRef{ID: id}
+		missing = append(missing, id)
+	}
+	c.mu.Unlock()
+	if len(missing) == 0 || c.store == nil {
+		return out, nil
+	}
+	eps, err := c.store.Episodes(ctx, memory.EpisodeFilter{
+		Tenant: tenant, IDs: missing,
+		Statuses: []memory.EpisodeStatus{memory.EpisodeLive, memory.EpisodeSummary, memory.EpisodeCold},
+	})
+	if err != nil {
+		return out, errorf("recall: source episodes", err)
+	}
+	found := make(map[string]memory.EpisodeRef, len(eps))
+	for _, ep := range eps {
+		found[ep.ID] = memory.EpisodeRef{ID: ep.ID, SessionID: ep.SessionID, Task: ep.Task, Outcome: ep.Outcome, EndedAt: ep.EndedAt}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range missing {
+		ref, ok := found[id]
+		if !ok {
+			ref = memory.EpisodeRef{ID: id}
+		}
+		out[id] = ref
+		c.put(tenant+"\x00"+id, ref, now)
+	}
+	return out, nil
+}
+
+func (c *episodeCache) put(key string, ref memory.EpisodeRef, at time.Time) {
+	if el, ok := c.items[key]; ok {
+		el.Value = &cachedEpisode{key, ref, at}
+		c.lru.MoveToFront(el)
+		return
+	}
+	c.items[key] = c.lru.PushFront(&cachedEpisode{key, ref, at})
+	for c.lru.Len() > c.size {
+		old := c.lru.Back()
+		c.lru.Remove(old)
+		delete(c.items, old.Value.(*cachedEpisode).key)
+	}
+}
