@@ -109,7 +109,6 @@ func TestTextBlockFlags(t *testing.T) {
 	}
 }
 
-
 func TestTextBlockEmpty(t *testing.T) {
 	e := newEnv(t, Config{RecordUsage: noUsage()})
 	r := e.recall(t, memory.Query{Tenant: "acme", Text: "anything"})
