@@ -31,6 +31,7 @@ func (c termClass) isSubject() bool { return c == tWord || c == tAnchor }
 type term struct {
 	key     string
 	class   termClass
+	slot    string // for values: the slot
 	surface string // as written (folded), for reasons
 	pos     int    // order of first appearance
 	// rejected is set when every occurrence names a rejected alternative
@@ -520,7 +521,7 @@ func build(text string, ps []piece, prefers bool) *statement {
 		rejected := inContrast || negated && p.class == tValue
 		t, ok := st.terms[p.key]
 		if !ok {
-			t = &term{key: p.key, class: p.class, surface: p.surface, pos: len(st.terms), rejected: rejected, negated: negated}
+			t = &term{key: p.key, class: p.class, slot: p.slot, surface: p.surface, pos: len(st.terms), rejected: rejected, negated: negated}
 			st.terms[p.key] = t
 		} else {
 			t.rejected = t.rejected && rejected

@@ -89,7 +89,12 @@ func compare(existing, candidate *statement) relation {
 	// the other asserts, or one the other rejects. On the same subject it
 	// is a conflict; otherwise it still rules out any merge.
 	diffs := slotConflicts(a, b)
-	flipped := negationFlips(shared, a, b)
+	var flipped []*term
+	if sameScope(a, b) {
+		// "Never run migrations on Fridays" does not contradict "run
+		// migrations before deploying": the prohibition has its own scope.
+		flipped = negationFlips(shared, a, b)
+	}
 	var rejectedByB, rejectedByA []*term
 	for _, t := range shared {
 		tb := b.terms[t.key]
@@ -135,7 +140,7 @@ func compare(existing, candidate *statement) relation {
 	// and share a subject.
 	switch {
 	case len(onlyB) == 0:
-		missing := filter(onlyA, isSubject)
+		missing := filter(onlyA, isScope)
 		if len(missing) == 0 || len(missing) <= maxMissingSubject && len(subjA) >= minSubjectForMissing {
 			return relation{memory.VerdictDuplicate, fmt.Sprintf("the candidate restates part of the existing memory about %q and adds nothing (the existing memory also says %s)", subject, describe(onlyA))}
 		}
@@ -161,6 +166,19 @@ func disagreement(diffs []string, flipped, rejectedByA, rejectedByB []*term) str
 		parts = append(parts, fmt.Sprintf("one rejects %q", joinTerms(rej)))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// sameScope reports whether two statements apply at the same times: the
+// same values in every circumstantial slot (weekday, part of the day).
+func sameScope(a, b *statement) bool {
+	for slot := range circumstantial {
+		pa, _ := split(a.values[slot])
+		pb, _ := split(b.values[slot])
+		if len(pa) != len(pb) || len(pa) != len(common(pa, pb)) {
+			return false
+		}
+	}
+	return true
 }
 
 // negationFlips returns the shared terms (of the existing statement a) that
@@ -194,6 +212,10 @@ func slotConflicts(a, b *statement) []string {
 	}
 	sort.Strings(slots)
 	for _, slot := range slots {
+		if circumstantial[slot] && (a.negative || b.negative) {
+			// "Never deploy on Fridays" and "deploy on Tuesdays" agree.
+			continue
+		}
 		posA, negA := split(a.values[slot])
 		posB, negB := split(b.values[slot])
 		name := slotName(slot)
@@ -308,8 +330,14 @@ func isClass(c termClass) func(*term) bool { return func(t *term) bool { return 
 
 func isSubject(t *term) bool { return t.class.isSubject() }
 
+// isScope reports whether t narrows what a statement covers rather than
+// how: subject terms, and when it applies ("周五下午", "on Friday
+// afternoons"). A candidate that adds scope is narrower, one that drops it
+// broader; neither is a duplicate or a refinement.
+func isScope(t *term) bool { return t.class.isSubject() || t.class == tValue && circumstantial[t.slot] }
+
 // isSpecific reports whether t is a concrete parameter a refinement may add.
-func isSpecific(t *term) bool { return t.class != tWord }
+func isSpecific(t *term) bool { return !isScope(t) }
 
 // surfaces lists terms as written, comma separated.
 func surfaces(ts []*term) string {

@@ -52,6 +52,13 @@ func TestOfflineRelate(t *testing.T) {
 		{"每周一发周报。", "每周一次发周报。", memory.VerdictDistinct, ""},
 		{"Import orders.csv with gbk.", "Import customers.csv with utf-8.", memory.VerdictDistinct, "different names"},
 		{"Read data_2024.csv with gbk.", "Read data_2025.csv with gbk.", memory.VerdictDistinct, "different names"},
+
+		// when a rule applies is scope, not a parameter
+		{"周五不要上线。", "周五下午不要上线。", memory.VerdictDistinct, ""},
+		{"周五下午不要上线。", "周五不要上线。", memory.VerdictDistinct, "broader"},
+		{"Always run database migrations before deploying the API.", "Never run database migrations on Fridays.", memory.VerdictDistinct, ""},
+		{"Never deploy to production on Fridays.", "Deploy to production only during the maintenance window, Tuesdays 02:00-04:00 UTC.", memory.VerdictDistinct, ""},
+		{"Send the weekly report on Mondays.", "Send the weekly report on Fridays.", memory.VerdictConflicts, "weekday"},
 	}
 	j := NewOfflineJudge(OfflineOptions{})
 	for _, c := range cases {
