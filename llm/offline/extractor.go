@@ -124,8 +124,9 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 	}
 
 	type ranked struct {
-		at int
-		c  memory.Candidate
+		at    int
+		c     memory.Candidate
+		extra []string // a lesson's subject, program and tool
 	}
 	var rs []ranked
 	for _, l := range lessons {
@@ -134,11 +135,10 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 			Content:        l.content,
 			CounterExample: l.counter,
 			TaskType:       taskType,
-			Entities:       candidateEntities(l.content, l.counter, false, l.target, l.program, l.tool),
 			Evidence:       eventIDs(t, l.evidence),
-		}})
+		}, []string{l.target, l.program, l.tool}})
 	}
-	for _, s := range stmts {
+	for _, s := range uniqueStatements(stmts) {
 		tt := classify(s.content)
 		if tt == "" {
 			tt = taskType // said in this context; recall filtered by type still finds it
@@ -147,9 +147,8 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 			Kind:     s.kind,
 			Content:  s.content,
 			TaskType: tt,
-			Entities: candidateEntities(s.content, "", true),
 			Evidence: eventIDs(t, []int{s.event}),
-		}})
+		}, nil})
 	}
 	slices.SortStableFunc(rs, func(a, b ranked) int { return a.at - b.at })
 	var cands []memory.Candidate
@@ -160,9 +159,26 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 			continue
 		}
 		seen[h] = true
+		// Entities last: they are the costliest part, and duplicates
+		// need none.
+		r.c.Entities = candidateEntities(r.c.Content, r.c.CounterExample, r.c.Kind != memory.KindLesson, r.extra...)
 		cands = append(cands, r.c)
 	}
 	return memory.Extraction{Episode: ep, Candidates: cands, Model: Model}, nil
+}
+
+// uniqueStatements drops restatements, keeping the first (a user who says
+// "always use UTC" in every message said it once, first).
+func uniqueStatements(stmts []statement) []statement {
+	var out []statement
+	seen := map[string]bool{}
+	for _, s := range stmts {
+		if h := memory.ContentHash(s.kind, s.content); !seen[h] {
+			seen[h] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // eventIDs maps event indexes to IDs (computing them for transcripts that

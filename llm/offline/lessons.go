@@ -200,15 +200,14 @@ func shareTarget(a, b *action) bool {
 }
 
 var (
-	fileRE     = regexp.MustCompile(`(?i)(?:^|[\s'"(\[=,/])([\w\-.]*[\w\-]\.(?:csv|tsv|xlsx|xls|json|jsonl|ndjson|parquet|avro|orc|xml|ya?ml|toml|ini|cfg|conf|txt|md|log|sql|py|ipynb|go|js|ts|java|rs|sh|html|pdf|png|jpe?g|svg|zip|gz|tar|docx?|pptx?))\b`)
 	sqlTableRE = regexp.MustCompile(`(?i)\b(?:from|into|table|update|join)\s+([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)?)`)
 )
 
 // targetOf names what a call works on: a file, else a table, else a
 // command's first positional argument.
 func targetOf(a *action) string {
-	if m := fileRE.FindStringSubmatch(a.primary); m != nil {
-		return m[1]
+	if fs := fileNames(a.primary); len(fs) > 0 {
+		return fs[0]
 	}
 	if a.kind == primaryQuery {
 		if m := sqlTableRE.FindStringSubmatch(a.primary); m != nil {

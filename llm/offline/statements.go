@@ -46,22 +46,23 @@ var (
 	framingLeadZH  = regexp.MustCompile(`^(以后|今后|往后|从现在开始|从现在起|从今以后|从今往后|记住|记得|请记住|请记得|麻烦记住)[，,：:\s]*`)
 	pleaseLeadEN   = regexp.MustCompile(`^(?i)please\s+`)
 	pleaseLeadZH   = regexp.MustCompile(`^请(?:你)?`)
-	ephemeralEN    = regexp.MustCompile(`(?i)\b(this time|for now|just this once|today|right now|for this (one|task|report|file|run))\b`)
+	ephemeralEN    = regexp.MustCompile(`\b(this time|for now|just this once|today|right now|for this (one|task|report|file|run))\b`)
 	ephemeralZH    = regexp.MustCompile(`这次|这一次|暂时|今天|临时|先这样|本次`)
-	dontSkipEN     = regexp.MustCompile(`(?i)\b(don't|do not|dont)\s+(worry|know|think|see|understand|mind|care|get it|remember|bother|have)\b`)
+	dontSkipEN     = regexp.MustCompile(`\b(don't|do not|dont)\s+(worry|know|think|see|understand|mind|care|get it|remember|bother|have)\b`)
 	complaintWords = regexp.MustCompile(`报错|失败|出错|不行|卡住|卡死|崩|超时|挂了|乱码|fail|error|crash|break|broke|slow|time out|times out`)
 )
 
-// Triggers. Hard ones make a rule, soft ones a preference.
+// Triggers. Hard ones make a rule, soft ones a preference. The English
+// patterns run on folded (lower-case) text.
 var (
-	standingEN = regexp.MustCompile(`(?i)\b(from now on|going forward|from here on|in (the )?future|by default|every time|each time|whenever|remember (to|that)|keep in mind)\b`)
-	alwaysEN   = regexp.MustCompile(`(?i)\balways\b`)
-	preferEN   = regexp.MustCompile(`(?i)\b(i|we)('d| would)?\s+(prefer|rather)\b|^prefer\b|\bmy preference is\b`)
-	pleaseEN   = regexp.MustCompile(`(?i)^please\s+(use|stick to|default to|keep)\b|^(stick to|default to|avoid)\b`)
-	neverEN    = regexp.MustCompile(`(?i)\bnever\b`)
-	mustEN     = regexp.MustCompile(`(?i)\b(must|mustn't)\b`)
-	dontEN     = regexp.MustCompile(`(?i)^(please\s+)?(do not|don't|dont)\b|\b(you|we)\s+(should not|shouldn't|must not|mustn't|should never|must never)\b|\b(under no circumstances|not allowed to|is forbidden|are forbidden|is prohibited)\b`)
-	specMustEN = regexp.MustCompile(`(?i)\bmust (have been|be (a|an|the|because|due|why|what|that|wrong|right|broken|off|related|caused|stale|missing|corrupt\w*|cached|it|this))\b`)
+	standingEN = regexp.MustCompile(`\b(from now on|going forward|from here on|in (the )?future|by default|every time|each time|whenever|remember (to|that)|keep in mind)\b`)
+	alwaysEN   = regexp.MustCompile(`\balways\b`)
+	preferEN   = regexp.MustCompile(`\b(i|we)('d| would)?\s+(prefer|rather)\b|^prefer\b|\bmy preference is\b`)
+	pleaseEN   = regexp.MustCompile(`^please\s+(use|stick to|default to|keep)\b|^(stick to|default to|avoid)\b`)
+	neverEN    = regexp.MustCompile(`\bnever\b`)
+	mustEN     = regexp.MustCompile(`\b(must|mustn't)\b`)
+	dontEN     = regexp.MustCompile(`^(please\s+)?(do not|don't|dont)\b|\b(you|we)\s+(should not|shouldn't|must not|mustn't|should never|must never)\b|\b(under no circumstances|not allowed to|is forbidden|are forbidden|is prohibited)\b`)
+	specMustEN = regexp.MustCompile(`\bmust (have been|be (a|an|the|because|due|why|what|that|wrong|right|broken|off|related|caused|stale|missing|corrupt\w*|cached|it|this))\b`)
 
 	standingZH = regexp.MustCompile(`今后|往后|从现在(开始|起)|从今(以后|往后)|以后(都|一律|所有|每次|统一|全部|也)|默认|每次|记住|记得|一律|统一|始终|偏好|更喜欢|优先(用|使用)|请(用|使用|总是|一律|统一)|最好(用|使用|都)`)
 	yihouZH    = regexp.MustCompile(`(^|[，,：:；;\s]|从|请|我们|你)以后`)
@@ -109,20 +110,25 @@ func precedingWord(s string) string {
 // ("please use pandas") are part of the task, not standing preferences.
 func trigger(seg string, opening bool) (kind memory.Kind, ok bool) {
 	hard, soft := false, false
-	if instructive(neverEN, seg) {
-		hard = true
+	if hasLatinLetter(seg) {
+		if instructive(neverEN, seg) {
+			hard = true
+		}
+		if instructive(mustEN, seg) && !specMustEN.MatchString(seg) {
+			hard = true
+		}
+		if dontEN.MatchString(seg) && !dontSkipEN.MatchString(seg) {
+			hard = true
+		}
+		if instructive(alwaysEN, seg) {
+			soft = true
+		}
+		if standingEN.MatchString(seg) || preferEN.MatchString(seg) || (!opening && pleaseEN.MatchString(seg)) {
+			soft = true
+		}
 	}
-	if instructive(mustEN, seg) && !specMustEN.MatchString(seg) {
-		hard = true
-	}
-	if dontEN.MatchString(seg) && !dontSkipEN.MatchString(seg) {
-		hard = true
-	}
-	if instructive(alwaysEN, seg) {
-		soft = true
-	}
-	if standingEN.MatchString(seg) || preferEN.MatchString(seg) || (!opening && pleaseEN.MatchString(seg)) {
-		soft = true
+	if !hasHan(seg) {
+		return kindOf(hard, soft)
 	}
 	if hardZH.MatchString(seg) || bieZH.MatchString(seg) || bunengZH.MatchString(seg) ||
 		(buyaoZH.MatchString(seg) && !strings.Contains(seg, "要不要") && !strings.Contains(seg, "不要紧")) {
@@ -134,6 +140,10 @@ func trigger(seg string, opening bool) (kind memory.Kind, ok bool) {
 	if m := zongshiZH.FindStringIndex(seg); m != nil && !complaintWords.MatchString(seg[m[1]:]) {
 		soft = true
 	}
+	return kindOf(hard, soft)
+}
+
+func kindOf(hard, soft bool) (memory.Kind, bool) {
 	switch {
 	case hard:
 		return memory.KindRule, true
@@ -143,8 +153,12 @@ func trigger(seg string, opening bool) (kind memory.Kind, ok bool) {
 	return "", false
 }
 
+func hasLatinLetter(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r < 0x80 && unicode.IsLetter(r) }) >= 0
+}
+
 var (
-	factEN = regexp.MustCompile(`(?i)^(our|my)\b[^.;!?]{1,60}?\b(is|are|runs|run|uses|use|lives|live|sits|was upgraded to|has been upgraded to)\b|^(we|i)('re| are| am)?\s+(use|run|are on|'re on|am on|host on|deploy to|store|keep|work with|are using|'re using)\b`)
+	factEN = regexp.MustCompile(`^(our|my)\b[^.;!?]{1,60}?\b(is|are|runs|run|uses|use|lives|live|sits|was upgraded to|has been upgraded to)\b|^(we|i)('re| are| am)?\s+(use|run|are on|'re on|am on|host on|deploy to|store|keep|work with|are using|'re using)\b`)
 	factZH = regexp.MustCompile(`^(我们|我司|公司|团队|咱们|我)(的|这边|这里)?[^，。,]{0,15}?(用的是|使用的是|用的|在用|使用|采用|用|是)`)
 	// concreteRE is what makes a stated fact worth keeping: a number, a
 	// name with capitals, Latin words inside Chinese, code.
@@ -152,7 +166,7 @@ var (
 )
 
 func isFact(seg string) bool {
-	return (factEN.MatchString(seg) || factZH.MatchString(seg)) && concreteRE.MatchString(seg)
+	return (factEN.MatchString(fold(seg)) || factZH.MatchString(seg)) && concreteRE.MatchString(seg)
 }
 
 // userStatements reads the preferences, rules and facts stated in user
@@ -274,9 +288,9 @@ func substantive(s string) bool { return wordCount(s) >= 3 }
 
 // Evaluations: the user's verdict on the work.
 var (
-	positiveRE = regexp.MustCompile(`(?i)\b(thanks|thank you|thx|works|worked|working now|perfect|great|looks good|looks great|looks right|lgtm|nice|awesome|excellent|exactly|correct|well done|good job|spot on)\b|谢谢|多谢|好了|可以了|没问题|不错|完美|对了|搞定|成功了|很好|太好了|行了|辛苦`)
-	negativeRE = regexp.MustCompile(`(?i)\b(doesn't work|does not work|didn't work|did not work|isn't working|not working|still (fails|failing|broken|wrong|errors?|erroring|doesn't|crashes)|wrong|incorrect|broken|garbled|not what i (asked|wanted)|that's not right|doesn't look right|no good|failed|failing|fails)\b|不行|不对|错了|还是(报错|不行|失败|乱码|有问题|不对)|乱码|方块|有问题|没用|不是我要的|失败了|报错了|出错了|不好使|没生效|不生效`)
-	contrastRE = regexp.MustCompile(`(?i)\b(but|however|except|although)\b|但是|不过|就是|只是`)
+	positiveRE = regexp.MustCompile(`\b(thanks|thank you|thx|works|worked|working now|perfect|great|looks good|looks great|looks right|lgtm|nice|awesome|excellent|exactly|correct|well done|good job|spot on)\b|谢谢|多谢|好了|可以了|没问题|不错|完美|对了|搞定|成功了|很好|太好了|行了|辛苦`)
+	negativeRE = regexp.MustCompile(`\b(doesn't work|does not work|didn't work|did not work|isn't working|not working|still (fails|failing|broken|wrong|errors?|erroring|doesn't|crashes)|wrong|incorrect|broken|garbled|not what i (asked|wanted)|that's not right|doesn't look right|no good|failed|failing|fails)\b|不行|不对|错了|还是(报错|不行|失败|乱码|有问题|不对)|乱码|方块|有问题|没用|不是我要的|失败了|报错了|出错了|不好使|没生效|不生效`)
+	contrastRE = regexp.MustCompile(`\b(but|however|except|although)\b|但是|不过|就是|只是`)
 )
 
 // evaluation is one user sentence that judges the result.

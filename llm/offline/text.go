@@ -80,7 +80,7 @@ func splitSentences(s string) []string {
 			if i+1 < len(rs) && !unicode.IsSpace(rs[i+1]) {
 				continue
 			}
-			if r == '.' && endsWithAbbrev(string(rs[start:i])) {
+			if r == '.' && endsWithAbbrev(string(rs[max(start, i-8):i])) {
 				continue
 			}
 			emit(i + 1)
