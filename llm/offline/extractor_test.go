@@ -281,6 +281,15 @@ func TestStatements(t *testing.T) {
 		{"Please use local time just this once.", "", ""},
 		{"Please use the staging bucket.", memory.KindPreference, "Use the staging bucket."},
 		{"The total must be wrong, it must be the cache.", "", ""},
+		{"No, never do that again.", "", ""},
+		{"Don't do that.", "", ""},
+		{"I'd rather you didn't touch the prod cluster.", memory.KindPreference, "I'd rather you didn't touch the prod cluster."},
+		{"We're on GKE in europe-west4.", memory.KindFact, "We're on GKE in europe-west4."},
+		{"报表统一用北京时间，不要用UTC。", memory.KindRule, "报表统一用北京时间，不要用UTC。"},
+		{"以后别再用 utf-8 读这个文件了，用 gbk", memory.KindRule, "别再用 utf-8 读这个文件了，用 gbk。"},
+		{"能不能以后都用 UTC？", "", ""},
+		{"Yes, always.", "", ""},
+		{"If the file is larger than 1GB, always use chunksize=100000.", memory.KindPreference, "If the file is larger than 1GB, always use chunksize=100000."},
 		{"our numbers look odd", "", ""},
 		// Chinese preferences and rules.
 		{"以后报表都用UTC时间", memory.KindPreference, "报表都用UTC时间。"},
@@ -434,6 +443,7 @@ func TestOutcomeAndFeedback(t *testing.T) {
 		{"last call worked", "", []memory.Event{user("go"), bad, ok}, memory.OutcomeSuccess, nil},
 		{"nothing to go on", "", []memory.Event{user("hello"), assistant("Hi!")}, memory.OutcomeUnknown, nil},
 		{"questions are not verdicts", "", []memory.Event{user("go"), ok, user("Is that correct?")}, memory.OutcomeSuccess, nil},
+		{"requests are not verdicts", "", []memory.Event{user("go"), ok, user("Please correct the totals for March; our pipeline works with Airflow.")}, memory.OutcomeSuccess, nil},
 	}
 	for _, tt := range tests {
 		tr := session(t, tt.events...)

@@ -158,7 +158,7 @@ func hasLatinLetter(s string) bool {
 }
 
 var (
-	factEN = regexp.MustCompile(`^(our|my)\b[^.;!?]{1,60}?\b(is|are|runs|run|uses|use|lives|live|sits|was upgraded to|has been upgraded to)\b|^(we|i)('re| are| am)?\s+(use|run|are on|'re on|am on|host on|deploy to|store|keep|work with|are using|'re using)\b`)
+	factEN = regexp.MustCompile(`^(our|my)\b[^.;!?]{1,60}?\b(is|are|runs|run|uses|use|lives|live|sits|was upgraded to|has been upgraded to)\b|^(we|i)('re|'m| are| am)?\s+(use|run|on|host on|deploy to|store|keep|work with|using|running)\b`)
 	factZH = regexp.MustCompile(`^(我们|我司|公司|团队|咱们|我)(的|这边|这里)?[^，。,]{0,15}?(用的是|使用的是|用的|在用|使用|采用|用|是)`)
 	// concreteRE is what makes a stated fact worth keeping: a number, a
 	// name with capitals, Latin words inside Chinese, code.
@@ -210,7 +210,9 @@ func sentenceStatements(sent string, event int, opening bool) []statement {
 		fact := isFact(core)
 		if n := len(segs); n > 0 {
 			cur := &segs[n-1]
-			startsNew := (trig || fact) && (cur.trigger || cur.fact) && substantive(clean(cur.text))
+			// A short trigger clause ("…, not UTC", "…，不要用UTC") qualifies
+			// the statement before it rather than starting its own.
+			startsNew := (trig || fact) && (cur.trigger || cur.fact) && substantive(clean(cur.text)) && substantive(clean(core))
 			if !startsNew {
 				cur.text += cl
 				if trig && (!cur.trigger || k == memory.KindRule) {
@@ -283,12 +285,36 @@ func clean(s string) string {
 	return strings.Trim(s, ",，;；:： ")
 }
 
-// substantive reports whether a cleaned statement says enough to act on.
-func substantive(s string) bool { return wordCount(s) >= 3 }
+// substantive reports whether a cleaned statement says enough to act on:
+// at least three words, two of them more than triggers, function words and
+// pronouns ("Never do that again" leans on context it does not carry).
+func substantive(s string) bool {
+	if wordCount(s) < 3 {
+		return false
+	}
+	content, han := 0, 0
+	for _, r := range s {
+		if isHan(r) {
+			han++
+		}
+	}
+	for _, w := range words(fold(s)) {
+		if w = strings.Trim(w, ".-+"); w != "" && !hollowWords[w] {
+			content++
+		}
+	}
+	return content+han/2 >= 2
+}
+
+// hollowWords say nothing about what to do on their own.
+var hollowWords = wordSet(`a an the to of in on at for with and or is are be it its this that these those them they
+	so if but do does did done don't dont not no yes ok okay please always never must again now from then there
+	here one thing way like just also too very really i we you me us my our your don t s ll re ve d m
+	won can isn doesn didn shouldn`)
 
 // Evaluations: the user's verdict on the work.
 var (
-	positiveRE = regexp.MustCompile(`\b(thanks|thank you|thx|works|worked|working now|perfect|great|looks good|looks great|looks right|lgtm|nice|awesome|excellent|exactly|correct|well done|good job|spot on)\b|谢谢|多谢|好了|可以了|没问题|不错|完美|对了|搞定|成功了|很好|太好了|行了|辛苦`)
+	positiveRE = regexp.MustCompile(`\b(thanks|thank you|thx|(it|that|this|everything|all)('s| is)? (works|worked|working)|works now|working now|perfect|great|looks good|looks great|looks right|lgtm|nice|awesome|excellent|exactly|(that's|that is|it's|it is|looks|is) (correct|right)|well done|good job|spot on)\b|谢谢|多谢|好了|可以了|没问题|不错|完美|对了|搞定|成功了|很好|太好了|行了|辛苦`)
 	negativeRE = regexp.MustCompile(`\b(doesn't work|does not work|didn't work|did not work|isn't working|not working|still (fails|failing|broken|wrong|errors?|erroring|doesn't|crashes)|wrong|incorrect|broken|garbled|not what i (asked|wanted)|that's not right|doesn't look right|no good|failed|failing|fails)\b|不行|不对|错了|还是(报错|不行|失败|乱码|有问题|不对)|乱码|方块|有问题|没用|不是我要的|失败了|报错了|出错了|不好使|没生效|不生效`)
 	contrastRE = regexp.MustCompile(`\b(but|however|except|although)\b|但是|不过|就是|只是`)
 )
