@@ -14,9 +14,15 @@
 //     schema, PromptVersion) when a model is configured, else the
 //     deterministic OfflineJudge, which reads English and Chinese and never
 //     merges when unsure.
-//  4. Plan the change with PlanMerge and write the decision's After
-//     versions; log the decision (Before, After, verdict, reason, judge,
-//     model, prompt version, workflow ID) so that PlanUndo can restore it.
+//  4. Plan the change with PlanMerge, check it with VerifyCurrent against
+//     the current versions (the optimistic check that serialises
+//     concurrent merges into one memory), log the decision (Before, After,
+//     verdict, reason, judge, model, prompt version, workflow ID; the log
+//     keeps the first write of an ID), then write its After versions.
+//     Logging first keeps undo possible whatever fails next: a retried
+//     activity that finds its decision ID already logged rewrites that
+//     decision's After versions (writes are idempotent) instead of judging
+//     again, since a model may answer differently the second time.
 //
 // The other changes to semantic memory are planned the same way:
 // PlanStore (memory_store), PlanCorrect (memory_correct), PlanFeedback

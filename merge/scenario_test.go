@@ -60,15 +60,26 @@ func (p *pipeline) merge(ctx context.Context, episode string, now time.Time, c m
 	return d
 }
 
+// apply checks a planned decision against the current versions, logs it,
+// then writes its versions: the order that keeps every write undoable.
 func (p *pipeline) apply(ctx context.Context, d memory.Decision) {
 	p.t.Helper()
+	current := map[string]memory.Memory{}
+	for _, id := range d.MemoryIDs() {
+		if m, err := p.store.Memory(ctx, tenant, id); err == nil {
+			current[id] = m
+		}
+	}
+	if err := VerifyCurrent(d, current); err != nil {
+		p.t.Fatal(err)
+	}
+	if err := p.store.LogDecision(ctx, d); err != nil {
+		p.t.Fatal(err)
+	}
 	if len(d.After) > 0 {
 		if err := p.store.PutMemories(ctx, d.After); err != nil {
 			p.t.Fatal(err)
 		}
-	}
-	if err := p.store.LogDecision(ctx, d); err != nil {
-		p.t.Fatal(err)
 	}
 }
 
