@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -338,5 +339,35 @@ func TestRetentionPerTenant(t *testing.T) {
 	want := "tenant\tid\tretention_days\nkeep\tnew\t0\nkeep\told\t0\nother\tnew\t90\nother\told\t90\nshort\tnew\t2\n"
 	if got != want {
 		t.Fatalf("events after TTL:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A running process can serve its engine to others over loopback HTTP (a
+// chDB directory has one owner): the same adapter, as a server client,
+// reads what the owner wrote.
+func TestServeEngineOverLoopback(t *testing.T) {
+	ctx := context.Background()
+	owner := openChDB(t, "")
+	tenant := storetest.Tenant(t)
+	mustT(t, owner.PutEpisode(ctx, memory.Episode{ID: "ep1", Tenant: tenant, Task: "served", Status: memory.EpisodeLive, EndedAt: at}))
+	srv := httptest.NewServer(owner.Handler())
+	defer srv.Close()
+	client, err := clickhouse.Open(ctx, clickhouse.Config{
+		Addr: []string{strings.TrimPrefix(srv.URL, "http://")}, Protocol: clickhouse.HTTP,
+		Database: owner.Config().Database, SkipMigrate: true,
+	})
+	mustT(t, err)
+	defer client.Close()
+	ep, err := client.Episode(ctx, tenant, "ep1")
+	if err != nil || ep.Task != "served" {
+		t.Fatalf("episode through the served engine = %+v, %v", ep, err)
+	}
+	var b bytes.Buffer
+	mustT(t, client.QueryReadOnly(ctx, "SELECT count() FROM episodes", &b, clickhouse.QueryOptions{Format: clickhouse.FormatTSV}))
+	if b.String() != "count()\n1\n" {
+		t.Fatalf("sql through the served engine = %q", b.String())
+	}
+	if err := client.QueryReadOnly(ctx, "DROP TABLE episodes", &b, clickhouse.QueryOptions{}); !memory.IsInvalid(err) {
+		t.Fatalf("a write through the served engine's read-only path = %v", err)
 	}
 }

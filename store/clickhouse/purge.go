@@ -112,7 +112,7 @@ func (s *Store) Tenants(ctx context.Context) ([]string, error) {
 ) GROUP BY tenant ORDER BY tenant`, func(r driver.Rows) error {
 		var t string
 		err := r.Scan(&t)
-		out = append(out, string(t))
+		out = append(out, t)
 		return err
 	})
 	return out, err

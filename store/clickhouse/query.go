@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -73,7 +74,7 @@ func (s *Store) QueryReadOnly(ctx context.Context, query string, w io.Writer, op
 	rows, err := s.conn.Query(ctx, query)
 	if err != nil {
 		var ex *ch.Exception
-		if errorsAs(err, &ex) {
+		if errors.As(err, &ex) {
 			return memory.Invalidf(op, "%s", strings.TrimSpace(ex.Message))
 		}
 		return fmt.Errorf("%s: %w", op, err)
@@ -107,7 +108,7 @@ func (s *Store) QueryReadOnly(ctx context.Context, query string, w io.Writer, op
 	}
 	if err := rows.Err(); err != nil && !cut {
 		var ex *ch.Exception
-		if errorsAs(err, &ex) {
+		if errors.As(err, &ex) {
 			return memory.Invalidf(op, "%s", strings.TrimSpace(ex.Message))
 		}
 		return fmt.Errorf("%s: %w", op, err)

@@ -2,7 +2,6 @@ package clickhouse
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -305,5 +304,3 @@ func checkTimes(op, what string, pairs ...any) error {
 
 // now is the wall clock, in UTC.
 func (s *Store) now() time.Time { return time.Now().UTC() }
-
-func errorsAs(err error, target any) bool { return errors.As(err, target) }
