@@ -130,8 +130,21 @@ func SplitStatements(sql string) ([]string, error) {
 
 // onlyComments reports whether s holds nothing but comments and space.
 func onlyComments(s string) bool {
-	for _, line := range strings.Split(s, "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "--") {
+	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
+		switch {
+		case strings.HasPrefix(s, "--"):
+			if nl := strings.IndexByte(s, '\n'); nl >= 0 {
+				s = s[nl:]
+			} else {
+				s = ""
+			}
+		case strings.HasPrefix(s, "/*"):
+			end := strings.Index(s, "*/")
+			if end < 0 {
+				return false
+			}
+			s = s[end+2:]
+		default:
 			return false
 		}
 	}
