@@ -57,8 +57,10 @@ var spaceRun = regexp.MustCompile(`\s+`)
 
 // Normalize folds text for comparison and hashing: Unicode NFKC (full-width
 // to half-width), lower case, trimmed trailing punctuation and collapsed
-// white space. It keeps meaning: "Never" and "never." hash alike, "never" and
-// "always" do not.
+// white space, with no space next to a CJK character (Chinese text is
+// written with or without spaces around Latin words). It keeps meaning:
+// "Never" and "never." hash alike, "never" and "always" do not, and
+// "报表用UTC时间" and "报表用 UTC 时间" do.
 func Normalize(s string) string {
 	s = norm.NFKC.String(s)
 	s = strings.ToLower(s)
@@ -66,7 +68,23 @@ func Normalize(s string) string {
 	s = strings.TrimRightFunc(s, func(r rune) bool {
 		return unicode.IsPunct(r) || unicode.IsSpace(r)
 	})
-	return s
+	if !strings.Contains(s, " ") {
+		return s
+	}
+	rs := []rune(s)
+	out := rs[:0]
+	for i, r := range rs {
+		if r == ' ' && i > 0 && i < len(rs)-1 && (IsCJK(rs[i-1]) || IsCJK(rs[i+1])) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}
+
+// IsCJK reports whether r is a Chinese, Japanese or Korean character.
+func IsCJK(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
 // ContentHash is the exact-duplicate key of a memory: its kind and its

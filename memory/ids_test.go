@@ -1,0 +1,41 @@
+package memory
+
+import "testing"
+
+func TestNormalize(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"Never commit to main.", "never commit to main"},
+		{"  Always   use\tUTC!! ", "always use utc"},
+		{"报表用 UTC 时间。", "报表用utc时间"},
+		{"报表用UTC时间", "报表用utc时间"},
+		{"ＵＴＣ　ｔｉｍｅ", "utc time"}, // full-width folds to half-width
+		{"use gbk, not utf-8", "use gbk, not utf-8"},
+	}
+	for _, tt := range tests {
+		if got := Normalize(tt.in); got != tt.want {
+			t.Errorf("Normalize(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	if ContentHash(KindPreference, "报表用 UTC 时间") != ContentHash(KindPreference, "报表用UTC时间") {
+		t.Error("spacing around Latin words in Chinese changes the content hash")
+	}
+	if ContentHash(KindPreference, "always use UTC") == ContentHash(KindPreference, "never use UTC") {
+		t.Error("opposite statements share a content hash")
+	}
+	if ContentHash(KindPreference, "use UTC") == ContentHash(KindRule, "use UTC") {
+		t.Error("the kind is not part of the content hash")
+	}
+}
+
+func TestIDsDeterministic(t *testing.T) {
+	if EventID("t", "s", 1) != EventID("t", "s", 1) || EventID("t", "s", 1) == EventID("t", "s", 2) {
+		t.Error("EventID is not a deterministic function of its input")
+	}
+	if EpisodeID("a", "s") == EpisodeID("b", "s") {
+		t.Error("EpisodeID ignores the tenant")
+	}
+	// Parts are separated, so shifting a boundary changes the ID.
+	if EpisodeID("ab", "c") == EpisodeID("a", "bc") {
+		t.Error("EpisodeID is ambiguous across part boundaries")
+	}
+}
