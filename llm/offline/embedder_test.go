@@ -121,3 +121,42 @@ func BenchmarkEmbed(b *testing.B) {
 		})
 	}
 }
+
+func TestEmbedderConcurrentUseMatchesSequential(t *testing.T) {
+	e := NewEmbedder(128)
+	var many strings.Builder // enough distinct features to grow the accumulator
+	for i := range 1500 {
+		many.WriteString("w" + itoa(i) + " ")
+	}
+	texts := []string{"Always give report timestamps in UTC.", "以后报表都用UTC时间", many.String(), ""}
+	want := embed(t, e, texts...)
+	errs := make(chan string, 8)
+	done := make(chan struct{})
+	for range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 50 {
+				got, err := e.Embed(context.Background(), texts)
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				for i := range got {
+					for j := range got[i] {
+						if got[i][j] != want[i][j] {
+							errs <- "concurrent vectors differ from sequential ones"
+							return
+						}
+					}
+				}
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
