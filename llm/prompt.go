@@ -108,6 +108,7 @@ CANDIDATE MEMORIES. Each has a kind:
     Bad:  "Be careful with file encodings."
     Good: content "When reading sales_2024.csv (Chinese column names), use encoding='gbk'; encoding='utf-8' failed with UnicodeDecodeError."
           counter_example "Reading sales_2024.csv with encoding='utf-8' failed: UnicodeDecodeError: 'utf-8' codec can't decode byte 0xb5 in position 0."
+    In a Chinese session: content "读取 weekly_sales.xlsx 之前先执行 ` + "`" + `pip install openpyxl` + "`" + `；否则会报 ImportError。"
 - fact: a stable fact about the user's environment or data stated in the session ("Our prod DB is Postgres 15").
 
 QUALITY BAR
