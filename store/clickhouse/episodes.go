@@ -142,10 +142,15 @@ func (s *Store) deleteStale(ctx context.Context, table string, args []any) error
 
 // episodeUnion reads both episode tables; %[1]s is the hot-table condition
 // and %[2]s the archive's. The newest write of each episode wins.
+//
+// The union is wrapped in its own subquery: in ClickHouse an ORDER BY or
+// LIMIT after UNION ALL binds to the last SELECT only.
 const episodeUnion = `SELECT ` + episodeColumns + ` FROM (
-    SELECT ` + episodeColumns + ` FROM episodes FINAL WHERE tenant = {tenant:String} AND %[1]s
-    UNION ALL
-    SELECT ` + episodeColumns + ` FROM episodes_archive FINAL WHERE tenant = {tenant:String} AND %[2]s
+    SELECT ` + episodeColumns + ` FROM (
+        SELECT ` + episodeColumns + ` FROM episodes FINAL WHERE tenant = {tenant:String} AND %[1]s
+        UNION ALL
+        SELECT ` + episodeColumns + ` FROM episodes_archive FINAL WHERE tenant = {tenant:String} AND %[2]s
+    )
     ORDER BY write_seq DESC
     LIMIT 1 BY id
 )`
