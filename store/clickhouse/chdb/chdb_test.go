@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hindsight-memory/hindsight/store/clickhouse"
@@ -61,11 +62,35 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// The Go runtime must keep its SIGSEGV handler once chDB runs: a nil
-// dereference is a recoverable panic, not a dead process.
+// The Go runtime must keep its signal handlers once chDB runs: a nil
+// dereference stays a recoverable panic, and SIGINT/SIGTERM still reach
+// os/signal so that `hindsight dev` shuts down cleanly. (chDB does install a
+// handler for SIGRTMIN, which ClickHouse uses to collect stack traces and
+// the Go runtime leaves alone.)
 func TestGoSignalHandlersSurviveEngine(t *testing.T) {
+	snapshot := func() map[syscall.Signal]kernelSigaction {
+		m := map[syscall.Signal]kernelSigaction{}
+		for sig := syscall.Signal(1); sig < 32; sig++ {
+			if sig != syscall.SIGKILL && sig != syscall.SIGSTOP {
+				var a kernelSigaction
+				sigaction(sig, nil, &a)
+				m[sig] = a
+			}
+		}
+		return m
+	}
+	before := snapshot()
 	s := openTest(t, t.TempDir())
 	defer s.Close()
+	var out strings.Builder
+	if err := s.QueryReadOnly(context.Background(), "SELECT 1", &out, clickhouse.QueryOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for sig, a := range snapshot() {
+		if a != before[sig] {
+			t.Errorf("the handler of %v changed when chDB started", sig)
+		}
+	}
 	recovered := func() (r any) {
 		defer func() { r = recover() }()
 		var p *int
