@@ -3,6 +3,7 @@ package offline
 import (
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -407,15 +408,15 @@ func markComplaints(events []memory.Event, acts []*action, evals []evaluation) [
 			}
 		}
 		c := complaint{event: ev.event, text: complaintText(ev.text)}
-		for k := len(acts) - 1; k >= 0; k-- {
+		// The last call that started before the complaint (acts are in
+		// order of their first event).
+		k := sort.Search(len(acts), func(i int) bool { return acts[i].events[0] >= ev.event }) - 1
+		if k >= 0 && acts[k].lastEvent() < ev.event && acts[k].events[0] > prevUser {
 			a := acts[k]
-			if a.lastEvent() < ev.event && a.events[0] > prevUser {
-				if !a.failed {
-					a.failed, a.userReported, a.cause, a.complaint = true, true, c.text, ev.event
-				}
-				c.action = a
-				break
+			if !a.failed {
+				a.failed, a.userReported, a.cause, a.complaint = true, true, c.text, ev.event
 			}
+			c.action = a
 		}
 		if c.action == nil {
 			for j := ev.event - 1; j > prevUser; j-- {
