@@ -7,7 +7,9 @@ import (
 	"maps"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/golang/protobuf/proto"
@@ -234,13 +236,18 @@ func (s *Server) CreateCollection(ctx context.Context, req *milvuspb.CreateColle
 	return success(), nil
 }
 
-// stripIDs returns a copy of a schema without field IDs, for comparing a
+// stripIDs returns a copy of a schema without field IDs and with its
+// parameters sorted (clients send them in map order), for comparing a
 // request with a stored collection.
 func stripIDs(sch *schemapb.CollectionSchema) *schemapb.CollectionSchema {
 	out := proto.Clone(sch).(*schemapb.CollectionSchema)
+	byKey := func(a, b *commonpb.KeyValuePair) int { return strings.Compare(a.GetKey(), b.GetKey()) }
 	for _, f := range out.GetFields() {
 		f.FieldID = 0
+		slices.SortFunc(f.TypeParams, byKey)
+		slices.SortFunc(f.IndexParams, byKey)
 	}
+	slices.SortFunc(out.Properties, byKey)
 	return out
 }
 

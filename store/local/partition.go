@@ -1,0 +1,442 @@
+package local
+
+import (
+	"cmp"
+	"hash/fnv"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// arena holds a partition's raw vectors by node number, with their inverse
+// norms. Vectors are kept as given, so Get returns them bit for bit;
+// similarities scale by the inverse norms instead.
+type arena struct {
+	dim    int
+	chunks [][]float32 // arenaChunk vectors each; the last one grows by append
+	inv    []float32
+}
+
+const arenaChunk = 1024
+
+func (a *arena) len() int { return len(a.inv) }
+
+func (a *arena) add(v []float32) uint32 {
+	i := len(a.inv)
+	if i%arenaChunk == 0 {
+		a.chunks = append(a.chunks, nil)
+	}
+	last := len(a.chunks) - 1
+	a.chunks[last] = append(a.chunks[last], v...)
+	a.inv = append(a.inv, invNorm(v))
+	return uint32(i)
+}
+
+func (a *arena) at(i uint32) []float32 {
+	c := a.chunks[i/arenaChunk]
+	off := int(i%arenaChunk) * a.dim
+	return c[off : off+a.dim : off+a.dim]
+}
+
+// unitAt returns a copy of vector i scaled to unit length.
+func (a *arena) unitAt(i uint32) []float32 {
+	v := slices.Clone(a.at(i))
+	for j := range v {
+		v[j] *= a.inv[i]
+	}
+	return v
+}
+
+// codes interns the values of a low-cardinality field (kind, status) so
+// that a filter can reject most nodes by a byte compare, and counts live
+// nodes per value to estimate how selective a filter is. Past 255 values
+// everything else shares code otherCode, which the prefilter lets through.
+type codes struct {
+	byName map[string]uint8
+	count  []int // live nodes per code
+}
+
+const otherCode = 255
+
+func newCodes() codes { return codes{byName: map[string]uint8{}, count: make([]int, 256)} }
+
+func (c *codes) code(v string) uint8 {
+	if k, ok := c.byName[v]; ok {
+		return k
+	}
+	if len(c.byName) >= otherCode {
+		return otherCode
+	}
+	k := uint8(len(c.byName))
+	c.byName[v] = k
+	return k
+}
+
+// allowed returns the codes a filter list admits, and how many live nodes
+// carry them; an empty list admits everything.
+func (c *codes) allowed(values []string, nLive int) (*[256]bool, int) {
+	var ok [256]bool
+	if len(values) == 0 {
+		for i := range ok {
+			ok[i] = true
+		}
+		return &ok, nLive
+	}
+	n := 0
+	for _, v := range values {
+		if k, found := c.byName[v]; found && !ok[k] {
+			ok[k] = true
+			n += c.count[k]
+		}
+	}
+	if !ok[otherCode] {
+		ok[otherCode] = true
+		n += c.count[otherCode]
+	}
+	return &ok, n
+}
+
+// state is the content of one partition: its documents, vectors and graph.
+// A compaction builds a new state and swaps it in whole.
+type state struct {
+	vecs     *arena
+	docs     []memory.VectorDoc // by node, without vectors; zero for tombstones
+	live     []bool
+	kind     []uint8
+	status   []uint8
+	byID     map[string]uint32
+	nLive    int
+	kinds    codes
+	statuses codes
+	graph    *graph
+
+	sortMu sync.Mutex
+	sorted []string // live IDs in order; nil when stale
+}
+
+func newState(dim int, hp HNSWConfig, tenant string) *state {
+	h := fnv.New64a()
+	h.Write([]byte(tenant))
+	vecs := &arena{dim: dim}
+	return &state{
+		vecs: vecs, byID: map[string]uint32{}, kinds: newCodes(), statuses: newCodes(),
+		graph: newGraph(vecs, hp.M, hp.EfConstruction, h.Sum64()),
+	}
+}
+
+func (st *state) isLive(i uint32) bool { return st.live[i] }
+
+func (st *state) tombstones() int { return len(st.live) - st.nLive }
+
+// upsert applies documents of this partition's tenant, in order, and
+// returns the new nodes, which the caller links with linkNodes. A document
+// whose vector is unchanged is updated in place (status, confidence and
+// decay change far more often than content); a changed vector tombstones
+// the old node and adds a new one.
+func (st *state) upsert(docs []memory.VectorDoc) []uint32 {
+	var added []uint32
+	for _, d := range docs {
+		if i, ok := st.byID[d.ID]; ok {
+			if slices.Equal(st.vecs.at(i), d.Vector) {
+				st.setDoc(i, d)
+				continue
+			}
+			st.remove(i)
+		}
+		i := st.vecs.add(d.Vector)
+		st.docs = append(st.docs, memory.VectorDoc{})
+		st.live = append(st.live, false)
+		st.kind = append(st.kind, 0)
+		st.status = append(st.status, 0)
+		st.setDoc(i, d)
+		st.live[i] = true
+		st.byID[d.ID] = i
+		st.nLive++
+		st.graph.addNode(i)
+		added = append(added, i)
+		st.sorted = nil
+	}
+	return added
+}
+
+// setDoc stores d's scalar fields at node i, keeping the counts right.
+func (st *state) setDoc(i uint32, d memory.VectorDoc) {
+	if st.live[i] {
+		st.kinds.count[st.kind[i]]--
+		st.statuses.count[st.status[i]]--
+	}
+	d.Vector = nil
+	d.Entities = slices.Clone(d.Entities)
+	st.docs[i] = d
+	st.kind[i] = st.kinds.code(string(d.Kind))
+	st.status[i] = st.statuses.code(d.Status)
+	st.kinds.count[st.kind[i]]++
+	st.statuses.count[st.status[i]]++
+}
+
+func (st *state) linkNodes(nodes []uint32, workers int) {
+	st.graph.linkBatch(nodes, workers, st.isLive)
+}
+
+// remove tombstones node i.
+func (st *state) remove(i uint32) {
+	st.kinds.count[st.kind[i]]--
+	st.statuses.count[st.status[i]]--
+	delete(st.byID, st.docs[i].ID)
+	st.docs[i] = memory.VectorDoc{}
+	st.live[i] = false
+	st.nLive--
+	st.sorted = nil
+}
+
+// delete removes documents by ID and reports how many existed.
+func (st *state) delete(ids []string) int {
+	n := 0
+	for _, id := range ids {
+		if i, ok := st.byID[id]; ok {
+			st.remove(i)
+			n++
+		}
+	}
+	return n
+}
+
+// compacted returns a new state holding only the live documents, with a
+// graph built afresh, or nil when tombstones are too few to bother: under
+// a quarter of the nodes, or 64.
+func (st *state) compacted(dim int, hp HNSWConfig, tenant string, workers int) *state {
+	if t := st.tombstones(); t < 64 || t < len(st.live)/4 {
+		return nil
+	}
+	fresh := newState(dim, hp, tenant)
+	docs := make([]memory.VectorDoc, 0, st.nLive)
+	for i, live := range st.live {
+		if live {
+			d := st.docs[i]
+			d.Vector = st.vecs.at(uint32(i))
+			docs = append(docs, d)
+		}
+	}
+	fresh.linkNodes(fresh.upsert(docs), workers)
+	return fresh
+}
+
+// get returns a copy of the live document with this ID, with its vector.
+func (st *state) get(id string) (memory.VectorDoc, bool) {
+	i, ok := st.byID[id]
+	if !ok {
+		return memory.VectorDoc{}, false
+	}
+	d := st.docs[i]
+	d.Vector = slices.Clone(st.vecs.at(i))
+	d.Entities = slices.Clone(d.Entities)
+	return d, true
+}
+
+// prefilter is the byte-compare part of a filter, checked before Match.
+type prefilter struct {
+	kinds, statuses *[256]bool
+	estimate        int // live nodes passing the prefilter
+}
+
+func (st *state) prefilter(f memory.VectorFilter) prefilter {
+	kinds := make([]string, len(f.Kinds))
+	for i, k := range f.Kinds {
+		kinds[i] = string(k)
+	}
+	kOK, kn := st.kinds.allowed(kinds, st.nLive)
+	sOK, sn := st.statuses.allowed(f.Statuses, st.nLive)
+	est := 0
+	if st.nLive > 0 {
+		// Kind and status are treated as independent.
+		est = int(float64(kn) * float64(sn) / float64(st.nLive))
+	}
+	return prefilter{kinds: kOK, statuses: sOK, estimate: est}
+}
+
+func (st *state) accepts(i uint32, pf prefilter, f *memory.VectorFilter) bool {
+	return st.live[i] && pf.kinds[st.kind[i]] && pf.statuses[st.status[i]] && f.Match(st.docs[i])
+}
+
+// searchParams are the knobs of a search.
+type searchParams struct {
+	exactThreshold int
+	ef             int
+	stats          *searchStats
+}
+
+// searchStats counts how searches were answered, for tests and benchmarks.
+type searchStats struct {
+	exact, graph, fallback atomic.Int64
+}
+
+// search returns up to k hits (all for k < 0) for the unit query q. It
+// scans exactly when the partition is small, or when the filter's estimated
+// matches are few; otherwise it searches the graph, and falls back to a scan
+// when the filter turns out much more selective than estimated.
+func (st *state) search(q []float32, f memory.VectorFilter, k int, sp searchParams) []memory.VectorHit {
+	if k == 0 {
+		return []memory.VectorHit{}
+	}
+	pf := st.prefilter(f)
+	if k < 0 || st.nLive <= sp.exactThreshold || pf.estimate <= sp.exactThreshold {
+		sp.stats.exact.Add(1)
+		return st.exact(q, f, pf, k)
+	}
+	// A graph search visits in the order of ef·M0 nodes, divided by the
+	// share of nodes the filter accepts. Past a few times that (the filter
+	// is more selective than kind and status suggest) and past a quarter of
+	// the partition, scanning is cheaper.
+	ef := max(sp.ef, k)
+	share := float64(max(pf.estimate, 1)) / float64(st.nLive)
+	budget := max(len(st.live)/4, int(8*float64(ef*st.graph.m0)/share))
+	found, complete := st.graph.search(q, ef, func(i uint32) bool { return st.accepts(i, pf, &f) }, budget)
+	if !complete {
+		sp.stats.fallback.Add(1)
+		return st.exact(q, f, pf, k)
+	}
+	sp.stats.graph.Add(1)
+	hits := make([]memory.VectorHit, 0, len(found))
+	for _, c := range found {
+		hits = append(hits, st.hit(c.id, 1-c.d))
+	}
+	memory.SortHits(hits)
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits
+}
+
+func (st *state) hit(i uint32, score float32) memory.VectorHit {
+	d := st.docs[i]
+	d.Entities = slices.Clone(d.Entities)
+	return memory.VectorHit{Doc: d, Score: float64(score)}
+}
+
+// exact scores every node that passes the filter, keeping the best k in a
+// heap ordered like memory.SortHits.
+func (st *state) exact(q []float32, f memory.VectorFilter, pf prefilter, k int) []memory.VectorHit {
+	type scored struct {
+		i     uint32
+		score float32
+	}
+	worse := func(a, b scored) bool { // a ranks below b
+		if a.score != b.score {
+			return a.score < b.score
+		}
+		return st.docs[a.i].ID > st.docs[b.i].ID
+	}
+	var top []scored // a min-heap by rank when k >= 0
+	down := func(i int) {
+		for {
+			l, r, m := 2*i+1, 2*i+2, i
+			if l < len(top) && worse(top[l], top[m]) {
+				m = l
+			}
+			if r < len(top) && worse(top[r], top[m]) {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			top[i], top[m] = top[m], top[i]
+			i = m
+		}
+	}
+	for n := range st.live {
+		i := uint32(n)
+		if !st.accepts(i, pf, &f) {
+			continue
+		}
+		s := scored{i, dot(q, st.vecs.at(i)) * st.vecs.inv[i]}
+		switch {
+		case k < 0 || len(top) < k:
+			top = append(top, s)
+			if k >= 0 {
+				for j := len(top) - 1; j > 0 && worse(top[j], top[(j-1)/2]); j = (j - 1) / 2 {
+					top[j], top[(j-1)/2] = top[(j-1)/2], top[j]
+				}
+			}
+		case worse(top[0], s):
+			top[0] = s
+			down(0)
+		}
+	}
+	hits := make([]memory.VectorHit, len(top))
+	for j, s := range top {
+		hits[j] = st.hit(s.i, s.score)
+	}
+	memory.SortHits(hits)
+	return hits
+}
+
+// sortedIDs returns the live IDs in order, building the list on first use
+// after a change. Readers share the partition's read lock, so the list has
+// its own mutex.
+func (st *state) sortedIDs() []string {
+	st.sortMu.Lock()
+	defer st.sortMu.Unlock()
+	if st.sorted == nil {
+		st.sorted = make([]string, 0, st.nLive)
+		for id := range st.byID {
+			st.sorted = append(st.sorted, id)
+		}
+		slices.Sort(st.sorted)
+	}
+	return st.sorted
+}
+
+// list pages through matching documents in ID order after afterID.
+func (st *state) list(f memory.VectorFilter, afterID string, limit int) []memory.VectorDoc {
+	ids := st.sortedIDs()
+	start, found := slices.BinarySearch(ids, afterID)
+	if found {
+		start++
+	}
+	pf := st.prefilter(f)
+	out := []memory.VectorDoc{}
+	for _, id := range ids[start:] {
+		i := st.byID[id]
+		if !st.accepts(i, pf, &f) {
+			continue
+		}
+		out = append(out, st.hit(i, 0).Doc)
+		if limit > 0 && len(out) == limit {
+			break
+		}
+	}
+	return out
+}
+
+// partition is the documents of one tenant in one collection.
+//
+// Locking: writers take writeMu for the whole write (log append, fsync,
+// apply), which orders a partition's log records exactly as they are
+// applied, and take mu only while applying, so searches wait only for the
+// in-memory update, never for the disk. A checkpoint holds writeMu alone
+// while it writes the snapshot: writers wait, readers do not.
+type partition struct {
+	coll   memory.Collection
+	tenant string
+
+	writeMu    sync.Mutex
+	lastLSN    uint64 // of the last record applied; guarded by writeMu
+	durableLSN uint64 // of the last record in the snapshot; guarded by writeMu
+
+	mu sync.RWMutex
+	st *state
+}
+
+type partitionKey struct {
+	coll   memory.Collection
+	tenant string
+}
+
+func comparePartitions(a, b *partition) int {
+	if c := cmp.Compare(a.coll, b.coll); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.tenant, b.tenant)
+}
