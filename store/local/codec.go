@@ -70,7 +70,7 @@ func appendDoc(b []byte, d memory.VectorDoc) []byte {
 // decoder reads the encoding; the first error sticks and later reads
 // return zero values, so callers check err once.
 type decoder struct {
-	r   interface {
+	r interface {
 		io.Reader
 		io.ByteReader
 	}

@@ -438,8 +438,8 @@ func defaultWorkers() int { return runtime.GOMAXPROCS(0) }
 type minHeap []cand
 type maxHeap []cand
 
-func (h minHeap) len() int { return len(h) }
-func (h maxHeap) len() int { return len(h) }
+func (h minHeap) len() int  { return len(h) }
+func (h maxHeap) len() int  { return len(h) }
 func (h maxHeap) top() cand { return h[0] }
 
 func (h *minHeap) push(c cand) {
