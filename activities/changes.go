@@ -1,0 +1,131 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/merge"
+)
+
+// PlanChange plans a correct, feedback, undo or decay request against the
+// current state. Like PlanMerge it writes nothing; decision IDs derive from
+// the request ID, so planning again after a retry plans the same change.
+func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memory.Decision, error) {
+	r := in.Request
+	op := func(i int, key string) merge.Op {
+		return merge.Op{
+			DecisionID: memory.DecisionID(r.Tenant, r.ID, i, key),
+			WorkflowID: r.WorkflowID, Now: in.Now, Lifecycle: a.Merge.Lifecycle,
+		}
+	}
+	var out []memory.Decision
+	switch r.Op {
+	case OpCorrect:
+		m, err := a.Store.Memory(ctx, r.Tenant, r.MemoryIDs[0])
+		if err != nil {
+			return nil, temporalError(err)
+		}
+		d, err := merge.PlanCorrect(op(0, m.ID), m, r.Content, r.Outdated)
+		if err != nil {
+			return nil, temporalError(err)
+		}
+		out = append(out, d)
+	case OpFeedback:
+		for i, id := range r.MemoryIDs {
+			m, err := a.Store.Memory(ctx, r.Tenant, id)
+			if err != nil {
+				return nil, temporalError(err)
+			}
+			d, err := merge.PlanFeedback(op(i, id), m, r.Helped)
+			if err != nil {
+				return nil, temporalError(err)
+			}
+			out = append(out, d)
+		}
+	case OpUndo:
+		target, err := a.Store.Decision(ctx, r.Tenant, r.DecisionID)
+		if err != nil {
+			return nil, temporalError(err)
+		}
+		current, err := a.current(ctx, r.Tenant, target.MemoryIDs(), nil)
+		if err != nil {
+			return nil, temporalError(err)
+		}
+		d, err := merge.PlanUndo(op(0, target.ID), target, current, r.Force)
+		if err != nil {
+			return nil, temporalError(err)
+		}
+		out = append(out, d)
+	case OpDecay:
+		ms, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: r.Tenant,
+			Statuses: []memory.Status{memory.StatusLive, memory.StatusCold, memory.StatusArchived}})
+		if err != nil {
+			return nil, temporalError(err)
+		}
+		for i, m := range ms {
+			d, err := merge.PlanDecay(op(i, m.ID+fmt.Sprint(m.Version)), m)
+			if err != nil {
+				return nil, temporalError(err)
+			}
+			if len(d.After) > 0 { // unchanged memories need no decision
+				out = append(out, d)
+			}
+		}
+	default:
+		return nil, temporalError(memory.Invalidf("plan change", "op %q is not planned here", r.Op))
+	}
+	return out, nil
+}
+
+// ForgetMemories deletes memories for good: every version, their usage and
+// the decisions that mention them from the store, their vectors from the
+// index, and them from recall. A content-free tombstone version is left
+// behind so that other processes' recall caches, which follow the store's
+// change feed, drop them too. Forgetting a forgotten memory is a no-op.
+func (a *Activities) ForgetMemories(ctx context.Context, r LedgerRequest) (ForgetReceipt, error) {
+	receipt := ForgetReceipt{Memories: []string{}}
+	current, err := a.current(ctx, r.Tenant, r.MemoryIDs, nil)
+	if err != nil {
+		return receipt, temporalError(err)
+	}
+	var ids []string
+	var tombstones []memory.Memory
+	now := a.now()
+	for _, id := range r.MemoryIDs {
+		m, ok := current[id]
+		if !ok {
+			return receipt, temporalError(memory.NotFoundf("forget", "memory %s not found", id))
+		}
+		if m.Status == memory.StatusForgotten && m.Content == "" {
+			continue // forgotten for good already
+		}
+		ids = append(ids, id)
+		tombstones = append(tombstones, Tombstone(m, now))
+	}
+	if len(ids) == 0 {
+		return receipt, nil
+	}
+	if receipt.Store, err = a.Store.Purge(ctx, memory.PurgeRequest{Tenant: r.Tenant, MemoryIDs: ids}); err != nil {
+		return receipt, temporalError(err)
+	}
+	if err := a.Indexer.Remove(ctx, r.Tenant, ids); err != nil {
+		return receipt, temporalError(err)
+	}
+	if err := a.Store.PutMemories(ctx, tombstones); err != nil {
+		return receipt, temporalError(err)
+	}
+	receipt.Memories, receipt.Vectors, receipt.Tombstones = ids, len(ids), len(tombstones)
+	return receipt, nil
+}
+
+// Tombstone is what remains of a forgotten memory: its ID, tenant and kind,
+// a version after its last, and no text.
+func Tombstone(m memory.Memory, now time.Time) memory.Memory {
+	return memory.Memory{
+		ID: m.ID, Tenant: m.Tenant, Version: m.Version + 1, Kind: m.Kind,
+		Status: memory.StatusForgotten, Reason: "forgotten", ValidTo: now,
+		CreatedAt: m.CreatedAt, UpdatedAt: now,
+	}
+}

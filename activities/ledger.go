@@ -1,0 +1,39 @@
+package activities
+
+import (
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+)
+
+// The ledger's wire contract: the names under which the ledger workflow,
+// its signals and its update are registered, shared by the workflow
+// (package workflows), the activity that enqueues requests, and clients.
+const (
+	LedgerWorkflowType  = "MemoryLedger"
+	SignalLedgerRequest = "ledger-request"
+	SignalLedgerReply   = "ledger-reply"
+	UpdateLedgerApply   = "apply"
+)
+
+// LedgerWorkflowID is the ID of a tenant's ledger: one per tenant, so that
+// every change to the tenant's semantic memory is applied in one order.
+func LedgerWorkflowID(tenant string) string { return "ledger/" + tenant }
+
+// LedgerState is the ledger's input: empty on first start, and the carried
+// over queue and recent replies when it continues as new.
+type LedgerState struct {
+	Tenant  string          `json:"tenant"`
+	Pending []LedgerRequest `json:"pending,omitempty"`
+	Recent  []LedgerReply   `json:"recent,omitempty"`
+}
+
+// LedgerStartOptions are the options every starter of a ledger uses: the
+// running ledger is reused, never duplicated.
+func LedgerStartOptions(tenant, taskQueue string) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                       LedgerWorkflowID(tenant),
+		TaskQueue:                taskQueue,
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		Memo:                     map[string]any{"tenant": tenant},
+	}
+}

@@ -1,0 +1,196 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/merge"
+)
+
+// PlanMerge decides what to do with one candidate memory, in the order the
+// design asks for: normalise; exact-duplicate check on the content hash (no
+// judge); vector pre-filter among live memories of the same tenant and
+// kind; the judge's verdict; then the plan of versions to write. It writes
+// nothing, so a retry simply plans again.
+func (a *Activities) PlanMerge(ctx context.Context, in PlanMergeInput) (memory.Decision, error) {
+	c := normalizeCandidate(in.Candidate)
+	if err := ValidateCandidate(c); err != nil {
+		return memory.Decision{}, temporalError(err)
+	}
+	hash := memory.ContentHash(c.Kind, c.Content)
+	id := memory.DecisionID(in.Tenant, in.RequestID, in.Index, hash)
+	if d, err := a.Store.Decision(ctx, in.Tenant, id); err == nil {
+		return d, nil // applied before the ledger lost track: replay it
+	} else if !memory.IsNotFound(err) {
+		return memory.Decision{}, temporalError(err)
+	}
+
+	mi := merge.MergeInput{
+		Op:        merge.Op{DecisionID: id, WorkflowID: in.WorkflowID, Now: in.Now, Lifecycle: a.Merge.Lifecycle},
+		Tenant:    in.Tenant,
+		EpisodeID: in.EpisodeID,
+		Candidate: c,
+	}
+	exact, err := a.Store.Memories(ctx, memory.MemoryFilter{
+		Tenant: in.Tenant, ContentHash: hash,
+		Statuses: []memory.Status{memory.StatusLive, memory.StatusCold, memory.StatusArchived},
+	})
+	if err != nil {
+		return memory.Decision{}, temporalError(err)
+	}
+	if len(exact) > 0 {
+		mi.Exact = &exact[0]
+	} else {
+		if mi.Neighbors, err = a.neighbors(ctx, in.Tenant, c); err != nil {
+			return memory.Decision{}, temporalError(err)
+		}
+		if len(mi.Neighbors) > 0 {
+			activity.RecordHeartbeat(ctx, "judging")
+			if mi.Judgement, err = a.Judge.Judge(ctx, c, mi.Neighbors); err != nil {
+				return memory.Decision{}, temporalError(fmt.Errorf("judge candidate %d: %w", in.Index, err))
+			}
+		} else {
+			mi.Judgement = memory.Judgement{Verdict: memory.VerdictDistinct, Judge: "prefilter",
+				Reason: fmt.Sprintf("no live %s memory is similar enough (similarity ≥ %.2f) to judge", c.Kind, a.Merge.Threshold)}
+		}
+	}
+	plan := merge.PlanMerge
+	if in.UserStated {
+		plan = merge.PlanStore
+	}
+	d, err := plan(mi)
+	return d, temporalError(err)
+}
+
+// neighbors returns the live memories of the candidate's tenant and kind
+// whose vectors are at least Threshold similar, as the store has them now.
+func (a *Activities) neighbors(ctx context.Context, tenant string, c memory.Candidate) ([]memory.Neighbor, error) {
+	vecs, err := a.Embedder.Embed(ctx, []string{memory.EmbedText(memory.Memory{Content: c.Content, CounterExample: c.CounterExample})})
+	if err != nil {
+		return nil, fmt.Errorf("embed candidate: %w", err)
+	}
+	k := max(a.Merge.MaxNeighbors, 1)
+	hits, err := a.Index.Search(ctx, memory.CollectionMemories, vecs[0], memory.VectorFilter{
+		Tenant: tenant, Kinds: []memory.Kind{c.Kind}, Statuses: []string{string(memory.StatusLive)},
+	}, k)
+	if err != nil {
+		return nil, fmt.Errorf("search similar memories: %w", err)
+	}
+	sim := map[string]float64{}
+	var ids []string
+	for _, h := range hits {
+		if h.Score >= a.Merge.Threshold {
+			sim[h.Doc.ID] = h.Score
+			ids = append(ids, h.Doc.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	// The vector index is derived; the store says what each memory is now,
+	// and Prefilter drops any that is no longer live.
+	current, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: ids})
+	if err != nil {
+		return nil, err
+	}
+	ns := make([]memory.Neighbor, 0, len(current))
+	for _, m := range current {
+		ns = append(ns, memory.Neighbor{Memory: m, Similarity: sim[m.ID]})
+	}
+	return merge.Prefilter(ns, a.Merge.Threshold, a.Merge.MaxNeighbors), nil
+}
+
+func normalizeCandidate(c memory.Candidate) memory.Candidate {
+	var ents []string
+	for _, e := range c.Entities {
+		if e = memory.NormalizeEntity(e); e != "" && !slices.Contains(ents, e) {
+			ents = append(ents, e)
+		}
+	}
+	c.Entities = ents
+	return c
+}
+
+// ApplyDecision writes a planned decision: its versions (through the
+// indexer, so the vector index and recall see them), then the decision to
+// the audit log. The log entry is written last and is the mark of
+// completion: a retry of an applied decision returns the logged one, and a
+// retry of a half-applied one rewrites the same versions. Before writing it
+// checks that every memory the plan changes is still at the version the
+// plan read, and returns ECONFLICT otherwise.
+func (a *Activities) ApplyDecision(ctx context.Context, d memory.Decision) (memory.Decision, error) {
+	if logged, err := a.Store.Decision(ctx, d.Tenant, d.ID); err == nil {
+		return logged, nil
+	} else if !memory.IsNotFound(err) {
+		return memory.Decision{}, temporalError(err)
+	}
+	current, err := a.current(ctx, d.Tenant, d.MemoryIDs(), d.Before)
+	if err != nil {
+		return memory.Decision{}, temporalError(err)
+	}
+	if err := merge.VerifyCurrent(d, current); err != nil {
+		// A half-applied retry of this very decision is not a conflict.
+		if !halfApplied(d, current) {
+			return memory.Decision{}, temporalError(err)
+		}
+	}
+	if len(d.After) > 0 {
+		if err := a.Indexer.Write(ctx, d.After); err != nil {
+			return memory.Decision{}, temporalError(fmt.Errorf("write decision %s: %w", d.ID, err))
+		}
+	}
+	if err := a.Store.LogDecision(ctx, d); err != nil {
+		return memory.Decision{}, temporalError(err)
+	}
+	return d, nil
+}
+
+// current returns the current versions of the memories ids and before
+// name, keyed by ID; missing memories are absent.
+func (a *Activities) current(ctx context.Context, tenant string, ids []string, before []memory.Memory) (map[string]memory.Memory, error) {
+	for _, b := range before {
+		if !slices.Contains(ids, b.ID) {
+			ids = append(ids, b.ID)
+		}
+	}
+	out := map[string]memory.Memory{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	ms, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: ids})
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		out[m.ID] = m
+	}
+	return out, nil
+}
+
+// halfApplied reports whether every memory d touches is either at the
+// version d read or already at the version d writes: a retry after some of
+// its writes landed.
+func halfApplied(d memory.Decision, current map[string]memory.Memory) bool {
+	want := map[string]int{}
+	for _, b := range d.Before {
+		want[b.ID] = b.Version
+	}
+	for _, m := range d.After {
+		cur, ok := current[m.ID]
+		if !ok {
+			continue
+		}
+		if cur.DecisionID == d.ID && cur.Version == m.Version {
+			continue
+		}
+		if v, ok := want[m.ID]; ok && cur.Version == v {
+			continue
+		}
+		return false
+	}
+	return true
+}

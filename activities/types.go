@@ -1,0 +1,175 @@
+package activities
+
+import (
+	"time"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// SessionRef names a session. It is how transcripts travel through
+// workflows: by reference, never by value.
+type SessionRef struct {
+	Tenant    string `json:"tenant"`
+	SessionID string `json:"session_id"`
+}
+
+// SessionMeta is what the caller said about a session when ending it; it
+// overrides what extraction infers.
+type SessionMeta struct {
+	Task    string         `json:"task,omitempty"`
+	Outcome memory.Outcome `json:"outcome,omitempty"`
+	Agent   string         `json:"agent,omitempty"`
+	UserID  string         `json:"user_id,omitempty"`
+}
+
+// TranscriptInfo summarises a stored transcript.
+type TranscriptInfo struct {
+	Events    int       `json:"events"`
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
+	UserID    string    `json:"user_id,omitempty"`
+}
+
+// ExtractInput asks for a session's episode and candidate memories.
+type ExtractInput struct {
+	Session SessionRef  `json:"session"`
+	Meta    SessionMeta `json:"meta"`
+	Now     time.Time   `json:"now"`
+}
+
+// LedgerOp is an operation on a tenant's semantic memory.
+type LedgerOp string
+
+// Ledger operations.
+const (
+	OpMerge    LedgerOp = "merge"    // merge candidates distilled from an episode
+	OpStore    LedgerOp = "store"    // merge one memory stated directly
+	OpCorrect  LedgerOp = "correct"  // change a memory's text or mark it outdated
+	OpFeedback LedgerOp = "feedback" // a task that used a memory succeeded or failed
+	OpUndo     LedgerOp = "undo"     // restore the state before a decision
+	OpForget   LedgerOp = "forget"   // delete memories for good
+	OpDecay    LedgerOp = "decay"    // move memories between live, cold and archived
+)
+
+// LedgerRequest is one operation for a tenant's ledger. ID makes it
+// idempotent: the ledger applies a request ID once.
+type LedgerRequest struct {
+	ID      string   `json:"id"`
+	Tenant  string   `json:"tenant"`
+	Op      LedgerOp `json:"op"`
+	ReplyTo string   `json:"reply_to,omitempty"` // a workflow ID to signal the reply to
+
+	// OpMerge, OpStore.
+	EpisodeID  string             `json:"episode_id,omitempty"`
+	WorkflowID string             `json:"workflow_id,omitempty"`
+	Candidates []memory.Candidate `json:"candidates,omitempty"`
+
+	// OpCorrect, OpFeedback, OpForget, OpUndo.
+	MemoryIDs  []string `json:"memory_ids,omitempty"`
+	Content    string   `json:"content,omitempty"`
+	Outdated   bool     `json:"outdated,omitempty"`
+	Helped     bool     `json:"helped,omitempty"`
+	DecisionID string   `json:"decision_id,omitempty"`
+	Force      bool     `json:"force,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+}
+
+// Validate checks a request before it is queued.
+func (r LedgerRequest) Validate() error {
+	const op = "ledger request"
+	if r.ID == "" {
+		return memory.Invalidf(op, "id is required")
+	}
+	if err := memory.ValidateTenant(op, r.Tenant); err != nil {
+		return err
+	}
+	switch r.Op {
+	case OpMerge, OpStore:
+		if len(r.Candidates) == 0 {
+			return memory.Invalidf(op, "%s needs at least one candidate", r.Op)
+		}
+		for i, c := range r.Candidates {
+			if err := ValidateCandidate(c); err != nil {
+				return memory.Invalidf(op, "candidate %d: %s", i, memory.ErrorMessage(err))
+			}
+		}
+	case OpCorrect:
+		if len(r.MemoryIDs) != 1 {
+			return memory.Invalidf(op, "correct needs exactly one memory_id")
+		}
+		if r.Content == "" && !r.Outdated {
+			return memory.Invalidf(op, "correct needs new content or outdated=true")
+		}
+	case OpFeedback:
+		if len(r.MemoryIDs) == 0 {
+			return memory.Invalidf(op, "feedback needs at least one memory_id")
+		}
+	case OpForget:
+		if len(r.MemoryIDs) == 0 {
+			return memory.Invalidf(op, "forget needs at least one memory_id")
+		}
+	case OpUndo:
+		if r.DecisionID == "" {
+			return memory.Invalidf(op, "undo needs a decision_id")
+		}
+	case OpDecay:
+	default:
+		return memory.Invalidf(op, "unknown op %q", r.Op)
+	}
+	return nil
+}
+
+// MaxContent bounds the text of one memory.
+const MaxContent = 4000
+
+// ValidateCandidate checks a candidate memory.
+func ValidateCandidate(c memory.Candidate) error {
+	const op = "candidate"
+	if !c.Kind.Valid() {
+		return memory.Invalidf(op, "kind %q is not one of preference, lesson, fact, rule", c.Kind)
+	}
+	if memory.Normalize(c.Content) == "" {
+		return memory.Invalidf(op, "content is empty")
+	}
+	if len(c.Content) > MaxContent {
+		return memory.Invalidf(op, "content is %d bytes; the limit is %d: state one memory, concisely", len(c.Content), MaxContent)
+	}
+	return nil
+}
+
+// LedgerReply is the ledger's answer to one request.
+type LedgerReply struct {
+	RequestID string            `json:"request_id"`
+	Decisions []memory.Decision `json:"decisions,omitempty"`
+	Forgotten *ForgetReceipt    `json:"forgotten,omitempty"`
+	// Code and Error are set when the request failed for good.
+	Code  string `json:"code,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// PlanMergeInput asks how to merge one candidate.
+type PlanMergeInput struct {
+	Tenant     string           `json:"tenant"`
+	RequestID  string           `json:"request_id"`
+	Index      int              `json:"index"`
+	EpisodeID  string           `json:"episode_id,omitempty"`
+	WorkflowID string           `json:"workflow_id,omitempty"`
+	Candidate  memory.Candidate `json:"candidate"`
+	UserStated bool             `json:"user_stated,omitempty"`
+	Now        time.Time        `json:"now"`
+}
+
+// PlanChangeInput asks how to apply a correct, feedback, undo or decay
+// request.
+type PlanChangeInput struct {
+	Request LedgerRequest `json:"request"`
+	Now     time.Time     `json:"now"`
+}
+
+// ForgetReceipt reports what a forget removed.
+type ForgetReceipt struct {
+	Memories   []string           `json:"memories"`
+	Store      memory.PurgeCounts `json:"store"`
+	Vectors    int                `json:"vectors"`
+	Tombstones int                `json:"tombstones"`
+}

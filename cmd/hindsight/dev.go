@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/hindsight-memory/hindsight/devserver"
+	"github.com/hindsight-memory/hindsight/mcpserver"
+	"github.com/hindsight-memory/hindsight/metrics"
+	"github.com/hindsight-memory/hindsight/service"
+	"github.com/hindsight-memory/hindsight/worker"
+)
+
+func runDev(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("dev", "[flags]", `
+Run the whole of Hindsight in one process, with no external services and no
+API keys: an embedded Temporal server (SQLite in the data directory) and its
+Web UI, the worker, the MCP server over streamable HTTP, the episodic log in
+embedded ClickHouse (chDB) and the local vector index. Everything is kept in
+the data directory and survives a restart. Ctrl-C stops it cleanly.
+
+Set CLICKHOUSE_ADDR, MILVUS_ADDR or OPENAI_BASE_URL to use real servers and
+models for any part.`, stackEnvs...)
+	var o devOptions
+	o.stack.register(fs)
+	fs.IntVar(&o.temporalPort, "temporal-port", devserver.DefaultFrontendPort, "port of the embedded Temporal frontend")
+	fs.IntVar(&o.uiPort, "ui-port", devserver.DefaultUIPort, "port of the Temporal Web UI (-1 disables it)")
+	fs.StringVar(&o.clickhouseHTTP, "clickhouse-http", "127.0.0.1:8123", "loopback address serving the embedded ClickHouse's HTTP interface to `hindsight sql` (empty disables)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	log, err := o.stack.logger()
+	if err != nil {
+		return err
+	}
+	o.log = log
+	st, err := startDev(ctx, o)
+	if err != nil {
+		return err
+	}
+	st.printEndpoints(out)
+	<-ctx.Done()
+	fmt.Fprintln(out, "\nshutting down…")
+	return st.Close()
+}
+
+type devOptions struct {
+	stack          stackFlags
+	temporalPort   int
+	uiPort         int
+	clickhouseHTTP string
+	log            *slog.Logger
+}
+
+// devStack is everything `hindsight dev` runs, in start order.
+type devStack struct {
+	dataDir  string
+	temporal *devserver.Server
+	client   client.Client
+	runtime  *worker.Runtime
+	worker   sdkworker.Worker
+	service  *service.Service
+	http     *httpServer
+	chHTTP   *httpServer
+	log      *slog.Logger
+	closers  []func() error
+}
+
+// startDev starts the stack; on error it stops what it started.
+func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
+	log := o.log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := checkListen(o.stack.mcpAddr, o.stack.tokensFile); err != nil {
+		return nil, err
+	}
+	tokens, err := loadTokens(o.stack.tokensFile)
+	if err != nil {
+		return nil, err
+	}
+	dataDir, err := filepath.Abs(o.stack.dataDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	st := &devStack{dataDir: dataDir, log: log}
+	defer func() {
+		if err != nil {
+			st.Close()
+		}
+	}()
+
+	st.temporal, err = devserver.Start(ctx, devserver.Config{
+		DataDir:      filepath.Join(dataDir, "temporal"),
+		FrontendPort: o.temporalPort,
+		UIPort:       o.uiPort,
+		SearchAttributes: map[string]enums.IndexedValueType{
+			"HindsightTenant": enums.INDEXED_VALUE_TYPE_KEYWORD,
+		},
+		Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	st.closers = append(st.closers, st.temporal.Stop)
+
+	st.client, err = client.Dial(client.Options{HostPort: st.temporal.FrontendAddr(), Logger: temporalLogger(log)})
+	if err != nil {
+		return nil, fmt.Errorf("connect to the embedded Temporal server: %w", err)
+	}
+	st.closers = append(st.closers, func() error { st.client.Close(); return nil })
+
+	m := metrics.New()
+	wc, err := o.stack.workerConfig(log)
+	if err != nil {
+		return nil, err
+	}
+	wc.Metrics = m
+	st.runtime, err = worker.Build(ctx, wc)
+	if err != nil {
+		return nil, err
+	}
+	st.closers = append(st.closers, st.runtime.Close)
+
+	st.worker = worker.NewWorker(st.client, o.stack.taskQueue, st.runtime.Activities(st.client, o.stack.taskQueue))
+	if err := st.worker.Start(); err != nil {
+		return nil, fmt.Errorf("start the worker: %w", err)
+	}
+	st.closers = append(st.closers, func() error { st.worker.Stop(); return nil })
+
+	st.service = service.New(service.Config{TaskQueue: o.stack.taskQueue}, st.runtime.Store, st.client, st.runtime.Engine, log)
+	mcp := mcpserver.New(st.service, mcpserver.Options{Version: version, Logger: log})
+	ops := opsMux(readiness{temporal: st.client, store: st.runtime.Store}, m)
+	st.http, err = listenHTTP(o.stack.mcpAddr, "the MCP server", "--mcp-addr", mcpMux(mcp, tokens, o.stack.tenant, ops), log)
+	if err != nil {
+		return nil, err
+	}
+	st.closers = append(st.closers, st.http.Close)
+
+	if o.clickhouseHTTP != "" && st.runtime.ChDB != nil {
+		if err := checkListen(o.clickhouseHTTP, ""); err != nil {
+			return nil, fmt.Errorf("--clickhouse-http: %w", err)
+		}
+		chHTTP, err := listenHTTP(o.clickhouseHTTP, "the embedded ClickHouse's HTTP interface", "--clickhouse-http", st.runtime.ChDB.Handler(), log)
+		if err != nil {
+			// Not essential: say so and go on.
+			log.Warn("hindsight sql will not reach this dev server", "error", err)
+		} else {
+			st.chHTTP = chHTTP
+			st.closers = append(st.closers, chHTTP.Close)
+		}
+	}
+	return st, nil
+}
+
+func (st *devStack) mcpURL() string { return "http://" + st.http.Addr() + "/mcp" }
+
+func (st *devStack) printEndpoints(w io.Writer) {
+	fmt.Fprintf(w, "hindsight %s is running (data in %s)\n", version, st.dataDir)
+	fmt.Fprintf(w, "  MCP server (streamable HTTP)  %s\n", st.mcpURL())
+	fmt.Fprintf(w, "  Temporal frontend             %s\n", st.temporal.FrontendAddr())
+	if ui := st.temporal.UIAddr(); ui != "" {
+		fmt.Fprintf(w, "  Temporal Web UI               %s\n", ui)
+	}
+	fmt.Fprintf(w, "  metrics                       http://%s/metrics\n", st.http.Addr())
+	if st.chHTTP != nil {
+		fmt.Fprintf(w, "  ClickHouse HTTP (read by hindsight sql)  http://%s\n", st.chHTTP.Addr())
+	}
+	fmt.Fprintf(w, "  episodic store                %T\n", st.runtime.Store)
+	fmt.Fprintf(w, "  vector index                  %T\n", st.runtime.Index)
+	fmt.Fprintf(w, "  embedder                      %s\n", st.runtime.Embedder.Model())
+	fmt.Fprintln(w, "Press Ctrl-C to stop.")
+}
+
+// Close stops everything, the last started first.
+func (st *devStack) Close() error {
+	var errs []error
+	for i := len(st.closers) - 1; i >= 0; i-- {
+		errs = append(errs, st.closers[i]())
+	}
+	st.closers = nil
+	return errors.Join(errs...)
+}

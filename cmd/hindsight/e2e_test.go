@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hindsight-memory/hindsight/devserver"
+	"github.com/hindsight-memory/hindsight/examples"
+	"github.com/hindsight-memory/hindsight/mcpserver"
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// startTestDev runs `hindsight dev` in-process on dataDir with free ports:
+// the real embedded Temporal server, the worker, the embedded stores and
+// the MCP server over streamable HTTP.
+func startTestDev(t *testing.T, dataDir string) *devStack {
+	t.Helper()
+	port, err := devserver.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CLICKHOUSE_ADDR", "")
+	t.Setenv("MILVUS_ADDR", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	st, err := startDev(context.Background(), devOptions{
+		stack: stackFlags{dataDir: dataDir, tenant: memory.DefaultTenant, taskQueue: "hindsight-e2e",
+			mcpAddr: "127.0.0.1:0", logLevel: "warn"},
+		temporalPort: port, uiPort: devserver.UIDisabled,
+	})
+	if err != nil {
+		t.Fatalf("start dev stack: %v", err)
+	}
+	return st
+}
+
+// connect opens a session of the official Go MCP SDK's client over
+// streamable HTTP.
+func connect(t *testing.T, url string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "test"}, nil)
+	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: http.DefaultClient, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatalf("connect MCP client: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// call calls a tool and decodes its structured result; a tool error fails
+// the test.
+func call[T any](t *testing.T, s *mcp.ClientSession, name string, args map[string]any) T {
+	t.Helper()
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if res.IsError {
+		t.Fatalf("%s returned a tool error: %s", name, toolText(res))
+	}
+	var out T
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: decode %s: %v", name, raw, err)
+	}
+	return out
+}
+
+func transcriptEvents(t *testing.T, name string) (memory.Transcript, []map[string]any) {
+	t.Helper()
+	for _, s := range examples.All() {
+		if s.Name != name {
+			continue
+		}
+		tr, err := memory.ParseTranscript(s.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var evs []map[string]any
+		for _, e := range tr.Events {
+			ev := map[string]any{"role": string(e.Role), "content": e.Content, "ts": e.TS.Format(time.RFC3339Nano)}
+			for k, v := range map[string]string{"tool_name": e.ToolName, "tool_args": e.ToolArgs, "tool_result": e.ToolResult, "error": e.Error} {
+				if v != "" {
+					ev[k] = v
+				}
+			}
+			evs = append(evs, ev)
+		}
+		return tr, evs
+	}
+	t.Fatalf("no example %s", name)
+	return memory.Transcript{}, nil
+}
+
+func TestEndToEnd(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "data")
+	st := startTestDev(t, dataDir)
+	session := connect(t, st.mcpURL())
+	ctx := context.Background()
+
+	// The tools are listed with schemas, descriptions and annotations.
+	tools, err := session.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]*mcp.Tool{}
+	for _, tool := range tools.Tools {
+		names[tool.Name] = tool
+	}
+	for _, want := range []string{mcpserver.ToolRecall, mcpserver.ToolStore, mcpserver.ToolLog, mcpserver.ToolEnd,
+		mcpserver.ToolFeedback, mcpserver.ToolCorrect, mcpserver.ToolForget, mcpserver.ToolStats, mcpserver.ToolHistory} {
+		tool, ok := names[want]
+		if !ok {
+			t.Fatalf("tool %s is not listed (got %v)", want, tools.Tools)
+		}
+		if tool.Description == "" || tool.InputSchema == nil || tool.OutputSchema == nil {
+			t.Errorf("tool %s lacks a description, input schema or output schema", want)
+		}
+	}
+	if a := names[mcpserver.ToolRecall].Annotations; a == nil || !a.ReadOnlyHint {
+		t.Errorf("memory_recall is not annotated read-only: %+v", a)
+	}
+	if a := names[mcpserver.ToolForget].Annotations; a == nil || a.ReadOnlyHint || a.DestructiveHint == nil || !*a.DestructiveHint {
+		t.Errorf("memory_forget is not annotated destructive: %+v", a)
+	}
+
+	// End a session with a sample transcript and wait for its memories.
+	tr, evs := transcriptEvents(t, "01_csv_import_gbk.json")
+	end := call[mcpserver.EndOutput](t, session, mcpserver.ToolEnd, map[string]any{
+		"session_id": tr.SessionID, "events": evs, "wait": true,
+	})
+	if end.Status != "completed" || end.EpisodeID != memory.EpisodeID(memory.DefaultTenant, tr.SessionID) {
+		t.Fatalf("session_end = %+v", end)
+	}
+	var lessonID string
+	for _, m := range end.Memories {
+		if m.Kind == memory.KindLesson && strings.Contains(m.Content, "gbk") {
+			lessonID = m.MemoryID
+		}
+	}
+	if lessonID == "" {
+		t.Fatalf("session_end distilled no gbk lesson: %+v", end.Memories)
+	}
+
+	// Recall finds the lesson with its provenance; top_k as a string is fine.
+	rec := call[mcpserver.RecallOutput](t, session, mcpserver.ToolRecall, map[string]any{
+		"query": "how should I read a CSV file with Chinese fields?", "top_k": "5",
+	})
+	item := findResult(rec, lessonID)
+	if item == nil {
+		t.Fatalf("recall did not return the lesson %s: %+v", lessonID, rec.Results)
+	}
+	if !slices.Contains(item.SourceEpisodes, end.EpisodeID) || len(item.Episodes) == 0 || item.Episodes[0].ID != end.EpisodeID {
+		t.Fatalf("recalled lesson lacks its provenance: %+v", item)
+	}
+	if !strings.Contains(rec.Context, lessonID) || !strings.Contains(strings.ToLower(rec.Context), "not instructions") {
+		t.Fatalf("context block lacks the memory ID or the data-not-instructions header:\n%s", rec.Context)
+	}
+
+	// Ending the same session again distils it once.
+	again := call[mcpserver.EndOutput](t, session, mcpserver.ToolEnd, map[string]any{"session_id": tr.SessionID, "events": evs, "wait": true})
+	if again.EpisodeID != end.EpisodeID || len(again.Memories) != len(end.Memories) {
+		t.Fatalf("second session_end = %+v, want the first result again", again)
+	}
+	stats := call[struct {
+		Memories int `json:"memories"`
+		Episodes int `json:"episodes"`
+	}](t, session, mcpserver.ToolStats, nil)
+	if stats.Episodes != 1 || stats.Memories != len(end.Memories) {
+		t.Fatalf("stats after ending one session twice = %+v, want 1 episode and %d memories", stats, len(end.Memories))
+	}
+
+	// Bad arguments get a tool error that says what to fix.
+	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolRecall, Arguments: map[string]any{"query": "x", "top_k": "lots"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(toolText(res), "top_k") {
+		t.Fatalf("top_k=\"lots\" = %+v, want a tool error naming top_k", res)
+	}
+
+	// A restart keeps the memories (and the workflow history).
+	session.Close()
+	if err := st.Close(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	st = startTestDev(t, dataDir)
+	defer st.Close()
+	session = connect(t, st.mcpURL())
+	rec = call[mcpserver.RecallOutput](t, session, mcpserver.ToolRecall, map[string]any{"query": "reading a csv with gbk encoding"})
+	if findResult(rec, lessonID) == nil {
+		t.Fatalf("after a restart recall lost the lesson %s: %+v", lessonID, rec.Results)
+	}
+	desc, err := st.client.DescribeWorkflowExecution(ctx, memory.SessionWorkflowID(memory.DefaultTenant, tr.SessionID), "")
+	if err != nil {
+		t.Fatalf("after a restart the session workflow is gone: %v", err)
+	}
+	if got := desc.WorkflowExecutionInfo.Status.String(); got != "Completed" {
+		t.Fatalf("session workflow status after restart = %s", got)
+	}
+}
+
+func findResult(r mcpserver.RecallOutput, id string) *mcpserver.RecallItem {
+	for i := range r.Results {
+		if r.Results[i].MemoryID == id {
+			return &r.Results[i]
+		}
+	}
+	return nil
+}
+

@@ -1,0 +1,150 @@
+// Command hindsight is Hindsight's one binary: the embedded development
+// stack (dev), the production processes (worker, mcp), and the operator and
+// client commands (session-end, recall, migrate, sql, eval, merge, ...).
+//
+// Only this package reads flags and environment variables; it turns them
+// into the typed configs of the packages it wires together.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, out io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"dev", "run everything in one process: Temporal + UI, worker, MCP server, embedded stores", runDev},
+		{"worker", "run the Temporal worker against external services", runWorker},
+		{"mcp", "run the MCP server (stdio or streamable HTTP) against external services", runMCP},
+		{"session-end", "end a session from a transcript file and distil it", runSessionEnd},
+		{"recall", "recall memories for a query", runRecall},
+		{"history", "show a memory's versions and the decisions behind them", runHistory},
+		{"merge", "inspect and undo merge decisions (merge undo <decision-id>)", runMerge},
+		{"migrate", "apply the ClickHouse schema migrations", runMigrate},
+		{"sql", "run a read-only SQL query over the episodic log", runSQL},
+		{"eval", "measure quality: eval locomo | eval merge", runEval},
+		{"version", "print the version", runVersion},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, out, errOut io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(out)
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, args[1:], out)
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, errUsage):
+			return 2
+		}
+		fmt.Fprintf(errOut, "hindsight %s: %v\n", c.name, err)
+		return 1
+	}
+	fmt.Fprintf(errOut, "hindsight: unknown command %q\n\n", args[0])
+	usage(errOut)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `hindsight — a memory that learns, for LLM agents.
+
+Usage: hindsight <command> [flags]
+
+Commands:
+`)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range commands() {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
+	}
+	tw.Flush()
+	fmt.Fprint(w, `
+Run "hindsight <command> --help" for a command's flags and environment.
+Quick start: "make dev" (or "hindsight dev"), then connect an MCP client to
+http://127.0.0.1:8765/mcp.
+`)
+}
+
+// errUsage marks an error already reported with the command's usage.
+var errUsage = errors.New("usage")
+
+// newFlags returns a flag set whose --help prints the command's synopsis,
+// description, flags and the environment variables it reads.
+func newFlags(name, synopsis, description string, envs ...string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: hindsight %s %s\n\n%s\n", name, synopsis, strings.TrimSpace(description))
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprint(w, "\nFlags:\n")
+			fs.PrintDefaults()
+		}
+		if len(envs) > 0 {
+			fmt.Fprint(w, "\nEnvironment:\n")
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			for _, e := range envs {
+				fmt.Fprintf(tw, "  %s\t%s\n", e, envHelp[e])
+			}
+			tw.Flush()
+		}
+	}
+	return fs
+}
+
+// parse parses flags; a bad flag prints usage and returns errUsage.
+func parse(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(os.Stderr)
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(os.Stdout) // asked for: help is output, not an error
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	return nil
+}
+
+func runVersion(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("version", "", "Print the version of this binary.")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "hindsight %s\n", version)
+	return nil
+}

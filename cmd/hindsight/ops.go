@@ -1,0 +1,302 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/eval/locomo"
+	"github.com/hindsight-memory/hindsight/llm/offline"
+	"github.com/hindsight-memory/hindsight/llm/openai"
+	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/merge"
+	"github.com/hindsight-memory/hindsight/service"
+	"github.com/hindsight-memory/hindsight/store/clickhouse"
+	"github.com/hindsight-memory/hindsight/store/clickhouse/chdb"
+	"github.com/hindsight-memory/hindsight/worker"
+)
+
+// openClickHouse opens the episodic log for an operator command: the
+// server at CLICKHOUSE_ADDR, else the embedded engine on the data
+// directory.
+func openClickHouse(ctx context.Context, s *stackFlags, migrate bool) (*clickhouse.Store, func() error, error) {
+	log, err := s.logger()
+	if err != nil {
+		return nil, nil, err
+	}
+	wc, err := s.workerConfig(log)
+	if err != nil {
+		return nil, nil, err
+	}
+	if wc.ClickHouse != nil {
+		c := *wc.ClickHouse
+		c.SkipMigrate = !migrate
+		st, err := clickhouse.Open(ctx, c)
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, st.Close, nil
+	}
+	c := *wc.ChDB
+	c.Store.SkipMigrate = !migrate
+	if _, err := os.Stat(c.DataDir); err != nil && !migrate {
+		return nil, nil, fmt.Errorf("no embedded episodic log in %s: run `hindsight dev` first, or set CLICKHOUSE_ADDR", c.DataDir)
+	}
+	st, err := chdb.Open(ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return st.Store, st.Close, nil
+}
+
+func runMigrate(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("migrate", "[flags]", `
+Apply the ClickHouse schema migrations (schema/clickhouse) to the server at
+CLICKHOUSE_ADDR, or to the embedded engine in --data-dir. Migrations are
+recorded and applying them again is a no-op; the service also applies them
+at start.`, "CLICKHOUSE_ADDR", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD", "HINDSIGHT_DATA_DIR", "HINDSIGHT_CHDB_LIB")
+	var s stackFlags
+	s.register(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	st, closeFn, err := openClickHouse(ctx, &s, true)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	applied, err := st.AppliedMigrations(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "database %s is at migration %d (%d applied)\n", st.Config().Database, len(applied), len(applied))
+	return nil
+}
+
+func runSQL(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("sql", `[flags] "SELECT …"`, `
+Run one read-only query (SELECT, SHOW, DESCRIBE, EXPLAIN) over the episodic
+log, for operators. It reaches, in order: the ClickHouse server at
+CLICKHOUSE_ADDR; a running "hindsight dev" through its loopback ClickHouse
+HTTP interface (--dev-addr); the embedded engine in --data-dir when no dev
+server owns it. The server enforces read-only; it is not scoped to a tenant.
+
+Tables: events, episodes, episodes_archive, memory_versions, memory_usage,
+merge_decisions (see README).`, "CLICKHOUSE_ADDR", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD", "HINDSIGHT_DATA_DIR")
+	var s stackFlags
+	s.register(fs)
+	devAddr := fs.String("dev-addr", "127.0.0.1:8123", "the ClickHouse HTTP interface of a running hindsight dev")
+	format := fs.String("format", clickhouse.FormatTable, "table, tsv or json")
+	maxRows := fs.Int("max-rows", 1000, "print at most this many rows")
+	timeout := fs.Duration("timeout", 30*time.Second, "server-side time limit")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	query := strings.Join(fs.Args(), " ")
+	if strings.TrimSpace(query) == "" {
+		fs.Usage()
+		return errUsage
+	}
+	opt := clickhouse.QueryOptions{Format: *format, MaxRows: *maxRows, Timeout: *timeout}
+	if os.Getenv("CLICKHOUSE_ADDR") == "" {
+		// A running dev server owns the data directory: ask it.
+		st, err := clickhouse.Open(ctx, clickhouse.Config{
+			Addr: []string{*devAddr}, Protocol: clickhouse.HTTP, Database: envOr("CLICKHOUSE_DATABASE", ""),
+			SkipMigrate: true, DialTimeout: time.Second,
+		})
+		if err == nil {
+			defer st.Close()
+			return st.QueryReadOnly(ctx, query, out, opt)
+		}
+	}
+	st, closeFn, err := openClickHouse(ctx, &s, false)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	return st.QueryReadOnly(ctx, query, out, opt)
+}
+
+func runEval(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 || (args[0] != "locomo" && args[0] != "merge") {
+		fmt.Fprint(os.Stderr, "Usage: hindsight eval locomo|merge [flags]\n\n  locomo  retrieval recall@k on LoCoMo\n  merge   merge judge precision/recall on the labelled pairs\n")
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			return nil
+		}
+		return errUsage
+	}
+	if args[0] == "locomo" {
+		return evalLoCoMo(ctx, args[1:], out)
+	}
+	return evalMerge(ctx, args[1:], out)
+}
+
+// models returns the embedder and chat model the environment configures:
+// an OpenAI-compatible endpoint when OPENAI_BASE_URL is set, else none
+// (offline).
+func models() (memory.Embedder, memory.LLM, error) {
+	var s stackFlags
+	s.logLevel = "warn"
+	log, _ := s.logger()
+	wc, err := s.workerConfig(log)
+	if err != nil {
+		return nil, nil, err
+	}
+	dim := wc.EmbedDim
+	if dim == 0 {
+		dim = worker.DefaultEmbedDim
+	}
+	if wc.OpenAI == nil {
+		return offline.NewEmbedder(dim), nil, nil
+	}
+	c, err := openai.New(*wc.OpenAI)
+	if err != nil {
+		return nil, nil, err
+	}
+	if wc.OpenAI.EmbeddingModel == "" {
+		return offline.NewEmbedder(dim), c, nil
+	}
+	return c, c, nil
+}
+
+func evalLoCoMo(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("eval locomo", "--data FILE [flags]", `
+Measure recall on LoCoMo: each conversation is ingested as one memory per
+turn (with its dia_id and session date) through the service's indexer, and
+every question is asked through the recall engine the MCP tool uses.
+Prints recall@k per category (1 multi-hop, 2 temporal, 3 open-domain,
+4 single-hop, 5 adversarial) and overall, and recall latency p50/p99.
+With OPENAI_BASE_URL and HINDSIGHT_EMBED_MODEL set it uses that embedding
+model; otherwise the offline embedder.`, "OPENAI_BASE_URL", "OPENAI_API_KEY", "HINDSIGHT_EMBED_MODEL", "HINDSIGHT_EMBED_DIM")
+	data := fs.String("data", "", "the LoCoMo JSON file (e.g. ../shared/bench/locomo/locomo-dev.json)")
+	ks := fs.String("k", "5,10", "cut-offs, comma-separated")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	baseline := fs.Bool("baseline", false, "also score the reference baseline (BM25 + character n-grams, RRF)")
+	maxQ := fs.Int("max-questions", 0, "score only the first N questions of each conversation (0: all)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *data == "" {
+		fs.Usage()
+		return errUsage
+	}
+	var cut []int
+	for _, f := range strings.Split(*ks, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || k < 1 {
+			return fmt.Errorf("--k %q: want positive integers, comma-separated", *ks)
+		}
+		cut = append(cut, k)
+	}
+	emb, _, err := models()
+	if err != nil {
+		return err
+	}
+	r, err := locomo.Run(ctx, locomo.Options{DataPath: *data, Ks: cut, Embedder: emb, Baseline: *baseline, MaxQuestions: *maxQ})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return r.WriteJSON(out)
+	}
+	return r.WriteText(out)
+}
+
+func evalMerge(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("eval merge", "[flags]", `
+Measure the configured merge judge on the labelled pairs: per-verdict
+precision and recall, accuracy, the confusion matrix and every mistake. The
+judge is the LLM judge when OPENAI_BASE_URL is set, else the offline judge.`, "OPENAI_BASE_URL", "OPENAI_API_KEY", "HINDSIGHT_JUDGE_MODEL")
+	data := fs.String("data", filepath.Join("testdata", "merge", "pairs.jsonl"), "the labelled pairs (JSON lines)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	offlineOnly := fs.Bool("offline", false, "use the offline judge even when an LLM is configured")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	pairs, err := merge.LoadPairs(*data)
+	if err != nil {
+		return fmt.Errorf("%w (run from the repository root, or pass --data)", err)
+	}
+	emb, model, err := models()
+	if err != nil {
+		return err
+	}
+	if err := merge.ScorePairs(ctx, emb, pairs); err != nil {
+		return err
+	}
+	var judge memory.Judge = merge.NewOfflineJudge(merge.OfflineOptions{})
+	if model != nil && !*offlineOnly {
+		if judge, err = merge.NewLLMJudge(model, merge.LLMOptions{}); err != nil {
+			return err
+		}
+	}
+	r, err := merge.Evaluate(ctx, judge, pairs)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return r.WriteJSON(out)
+	}
+	return r.WriteTable(out)
+}
+
+func runMerge(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 || args[0] != "undo" {
+		fmt.Fprint(os.Stderr, "Usage: hindsight merge undo DECISION_ID [flags]\n\nUndo a merge decision (or any logged change): restore the memories it changed\nas new versions, and retire the memories it created.\n")
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			return nil
+		}
+		return errUsage
+	}
+	fs := newFlags("merge undo", "DECISION_ID [flags]", `
+Undo a logged decision (a merge verdict, a correction, feedback, a store):
+the memories it changed get a new version with their previous content and
+state, the memories it created are retired, and the undo is itself logged.
+It refuses when a later decision changed the same memories, naming it; undo
+that one first, or pass --force. It runs through the tenant's ledger on the
+Temporal cluster (the embedded one of hindsight dev by default). Decision
+IDs are shown by "hindsight history MEMORY_ID" and session_end.`, "TEMPORAL_ADDR", "TEMPORAL_NAMESPACE", "HINDSIGHT_TENANT")
+	var s stackFlags
+	var t temporalFlags
+	s.register(fs)
+	t.register(fs)
+	force := fs.Bool("force", false, "undo even if later decisions changed the same memories")
+	asJSON := fs.Bool("json", false, "print the undo decision as JSON")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	tc, err := t.dial(&s)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	reply, err := service.CallLedger(ctx, tc, s.taskQueue, activities.LedgerRequest{
+		Tenant: s.tenant, Op: activities.OpUndo, DecisionID: fs.Arg(0), Force: *force,
+	}, 2*time.Minute)
+	if err != nil {
+		return err
+	}
+	if len(reply.Decisions) == 0 {
+		return errors.New("the ledger returned no decision")
+	}
+	d := reply.Decisions[0]
+	if *asJSON {
+		return printJSON(out, d)
+	}
+	fmt.Fprintf(out, "%s: %s\n", d.ID, d.Reason)
+	for _, m := range d.After {
+		fmt.Fprintf(out, "  %s v%d [%s] %s\n", m.ID, m.Version, m.Status, clip(m.Content, 90))
+	}
+	return nil
+}

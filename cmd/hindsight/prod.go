@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/hindsight-memory/hindsight/mcpserver"
+	"github.com/hindsight-memory/hindsight/metrics"
+	"github.com/hindsight-memory/hindsight/service"
+	"github.com/hindsight-memory/hindsight/worker"
+)
+
+// temporalFlags select the Temporal cluster of worker and mcp.
+type temporalFlags struct {
+	addr      string
+	namespace string
+}
+
+func (t *temporalFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&t.addr, "temporal-addr", envOr("TEMPORAL_ADDR", "127.0.0.1:7233"), "Temporal frontend host:port")
+	fs.StringVar(&t.namespace, "namespace", envOr("TEMPORAL_NAMESPACE", "default"), "Temporal namespace")
+}
+
+func (t *temporalFlags) dial(stack *stackFlags) (client.Client, error) {
+	log, err := stack.logger()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.Dial(client.Options{HostPort: t.addr, Namespace: t.namespace, Logger: temporalLogger(log)})
+	if err != nil {
+		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w (set TEMPORAL_ADDR)", t.addr, t.namespace, err)
+	}
+	return c, nil
+}
+
+func runWorker(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("worker", "[flags]", `
+Run the Temporal worker: it executes the SessionEnd, MemoryLedger and
+maintenance workflows and their activities. Point it at a Temporal cluster
+(TEMPORAL_ADDR), a ClickHouse server (CLICKHOUSE_ADDR) and Milvus
+(MILVUS_ADDR); without those it uses the embedded engines in --data-dir,
+which only one process can own. It serves /healthz, /readyz and /metrics on
+--health-addr.`, append(stackEnvs, "HINDSIGHT_HEALTH_ADDR")...)
+	var s stackFlags
+	var t temporalFlags
+	s.register(fs)
+	t.register(fs)
+	healthAddr := fs.String("health-addr", envOr("HINDSIGHT_HEALTH_ADDR", ":8080"), "listen address for /healthz, /readyz and /metrics")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	log, err := s.logger()
+	if err != nil {
+		return err
+	}
+	tc, err := t.dial(&s)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	m := metrics.New()
+	wc, err := s.workerConfig(log)
+	if err != nil {
+		return err
+	}
+	wc.Metrics = m
+	rt, err := worker.Build(ctx, wc)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	health, err := listenHTTP(*healthAddr, "the health endpoint", "--health-addr", opsMux(readiness{temporal: tc, store: rt.Store}, m), log)
+	if err != nil {
+		return err
+	}
+	defer health.Close()
+	w := worker.NewWorker(tc, s.taskQueue, rt.Activities(tc, s.taskQueue))
+	log.Info("worker started", "temporal", t.addr, "task_queue", s.taskQueue, "health", health.Addr())
+	return w.Run(interruptCh(ctx))
+}
+
+// interruptCh closes when ctx ends, in the form worker.Run wants.
+func interruptCh(ctx context.Context) <-chan any {
+	ch := make(chan any)
+	go func() {
+		<-ctx.Done()
+		close(ch)
+	}()
+	return ch
+}
+
+func runMCP(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("mcp", "[flags]", `
+Run the MCP server alone, over stdio (for an MCP client that starts it) or
+streamable HTTP at /mcp (which also serves /healthz, /readyz and /metrics).
+It needs Temporal (TEMPORAL_ADDR) and a worker running somewhere; over HTTP
+on a non-loopback address it requires a token file, and each caller's
+tenant comes from their token. Over stdio every call is --tenant.`, stackEnvs...)
+	var s stackFlags
+	var t temporalFlags
+	s.register(fs)
+	t.register(fs)
+	transport := fs.String("transport", "stdio", "stdio or http")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *transport != "stdio" && *transport != "http" {
+		return fmt.Errorf("--transport %q: want stdio or http", *transport)
+	}
+	log, err := s.logger()
+	if err != nil {
+		return err
+	}
+	var tokens *mcpserver.Tokens
+	if *transport == "http" {
+		if err := checkListen(s.mcpAddr, s.tokensFile); err != nil {
+			return err
+		}
+		if tokens, err = loadTokens(s.tokensFile); err != nil {
+			return err
+		}
+	}
+	tc, err := t.dial(&s)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	m := metrics.New()
+	wc, err := s.workerConfig(log)
+	if err != nil {
+		return err
+	}
+	wc.Metrics = m
+	rt, err := worker.Build(ctx, wc)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	svc := service.New(service.Config{TaskQueue: s.taskQueue}, rt.Store, tc, rt.Engine, log)
+	srv := mcpserver.New(svc, mcpserver.Options{Version: version, Logger: log})
+	if *transport == "stdio" {
+		return mcpserver.ServeStdio(ctx, srv, s.tenant, os.Stdin, os.Stdout)
+	}
+	h, err := listenHTTP(s.mcpAddr, "the MCP server", "--mcp-addr", mcpMux(srv, tokens, s.tenant, opsMux(readiness{temporal: tc, store: rt.Store}, m)), log)
+	if err != nil {
+		return err
+	}
+	log.Info("MCP server listening", "url", "http://"+h.Addr()+"/mcp")
+	<-ctx.Done()
+	return h.Close()
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	mcpserver_ "github.com/mark3labs/mcp-go/server"
+	"go.temporal.io/sdk/client"
+
+	"github.com/hindsight-memory/hindsight/mcpserver"
+	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/metrics"
+)
+
+// checkListen refuses to serve tenants' memories beyond this machine
+// without credentials: without a token file, the MCP server listens on
+// loopback only.
+func checkListen(addr, tokensFile string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if tokensFile != "" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return nil
+	}
+	return fmt.Errorf("refusing to listen on %s without a token file: tenants come from credentials on HTTP; set --tokens-file (HINDSIGHT_TOKENS_FILE) or listen on 127.0.0.1", addr)
+}
+
+func loadTokens(path string) (*mcpserver.Tokens, error) {
+	if path == "" {
+		return nil, nil
+	}
+	return mcpserver.LoadTokens(path)
+}
+
+// readiness reports whether the service can do its work: Temporal answers
+// and the episodic store answers.
+type readiness struct {
+	temporal client.Client
+	store    memory.EpisodicStore
+}
+
+func (r readiness) check(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if r.temporal != nil {
+		if _, err := r.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+			return fmt.Errorf("temporal: %w", err)
+		}
+	}
+	if r.store != nil {
+		if _, err := r.store.Tenants(ctx); err != nil {
+			return fmt.Errorf("episodic store: %w", err)
+		}
+	}
+	return nil
+}
+
+// opsMux serves /healthz (the process is up), /readyz (its dependencies
+// answer) and /metrics.
+func opsMux(r readiness, m *metrics.Metrics) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, req *http.Request) {
+		if err := r.check(req.Context()); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	if m != nil {
+		mux.Handle("GET /metrics", m.Handler())
+	}
+	return mux
+}
+
+// httpServer serves handler on a listener it opens at once, so that a
+// taken port fails at start with a clear error.
+type httpServer struct {
+	srv *http.Server
+	ln  net.Listener
+	log *slog.Logger
+}
+
+func listenHTTP(addr, what, flagName string, h http.Handler, log *slog.Logger) (*httpServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s cannot listen on %s: %w (choose another address with %s)", what, addr, err, flagName)
+	}
+	s := &httpServer{srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, ln: ln, log: log}
+	go func() {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http server stopped", "what", what, "error", err)
+		}
+	}()
+	return s, nil
+}
+
+func (s *httpServer) Addr() string { return s.ln.Addr().String() }
+
+func (s *httpServer) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return s.srv.Shutdown(ctx)
+}
+
+// mcpMux serves the MCP endpoint at /mcp next to the ops endpoints.
+func mcpMux(s *mcpserver_.MCPServer, tokens *mcpserver.Tokens, tenant string, ops *http.ServeMux) http.Handler {
+	ops.Handle("/mcp", mcpserver.HTTPHandler(s, "/mcp", tokens, tenant))
+	return ops
+}

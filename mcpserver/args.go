@@ -1,0 +1,178 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// args reads tool arguments leniently: agents send numbers as strings and
+// lists as comma-separated text, and both are fine. Every error names the
+// argument and says what is expected.
+type args map[string]any
+
+// argError is a bad argument; the handler turns it into a tool error.
+type argError struct{ msg string }
+
+func (e *argError) Error() string { return e.msg }
+
+func badArg(format string, a ...any) error { return &argError{fmt.Sprintf(format, a...)} }
+
+func (a args) has(name string) bool {
+	v, ok := a[name]
+	return ok && v != nil
+}
+
+func (a args) str(name string, required bool) (string, error) {
+	v, ok := a[name]
+	if !ok || v == nil {
+		if required {
+			return "", badArg("%s is required", name)
+		}
+		return "", nil
+	}
+	switch x := v.(type) {
+	case string:
+		if required && strings.TrimSpace(x) == "" {
+			return "", badArg("%s must not be empty", name)
+		}
+		return x, nil
+	case float64, bool, json.Number:
+		return fmt.Sprint(x), nil
+	}
+	return "", badArg("%s must be a string, got %s", name, jsonType(v))
+}
+
+func (a args) integer(name string, def, lo, hi int) (int, error) {
+	v, ok := a[name]
+	if !ok || v == nil {
+		return def, nil
+	}
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case json.Number:
+		var err error
+		if f, err = x.Float64(); err != nil {
+			return 0, badArg("%s must be an integer, got %q", name, x)
+		}
+	case string:
+		var err error
+		if f, err = strconv.ParseFloat(strings.TrimSpace(x), 64); err != nil {
+			return 0, badArg("%s must be an integer between %d and %d, got %q", name, lo, hi, x)
+		}
+	default:
+		return 0, badArg("%s must be an integer, got %s", name, jsonType(v))
+	}
+	if f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
+		return 0, badArg("%s must be an integer between %d and %d, got %v", name, lo, hi, f)
+	}
+	return int(f), nil
+}
+
+func (a args) number(name string, def, lo, hi float64) (float64, error) {
+	v, ok := a[name]
+	if !ok || v == nil {
+		return def, nil
+	}
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case string:
+		var err error
+		if f, err = strconv.ParseFloat(strings.TrimSpace(x), 64); err != nil {
+			return 0, badArg("%s must be a number between %g and %g, got %q", name, lo, hi, x)
+		}
+	default:
+		return 0, badArg("%s must be a number, got %s", name, jsonType(v))
+	}
+	if f < lo || f > hi || math.IsNaN(f) {
+		return 0, badArg("%s must be between %g and %g, got %g", name, lo, hi, f)
+	}
+	return f, nil
+}
+
+func (a args) boolean(name string, def bool) (bool, error) {
+	v, ok := a[name]
+	if !ok || v == nil {
+		return def, nil
+	}
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case string:
+		b, err := strconv.ParseBool(strings.TrimSpace(x))
+		if err != nil {
+			return false, badArg("%s must be true or false, got %q", name, x)
+		}
+		return b, nil
+	case float64:
+		return x != 0, nil
+	}
+	return false, badArg("%s must be true or false, got %s", name, jsonType(v))
+}
+
+// strings accepts a list of strings or one comma-separated string.
+func (a args) strings(name string) ([]string, error) {
+	v, ok := a[name]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	var out []string
+	switch x := v.(type) {
+	case string:
+		for _, s := range strings.Split(x, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	case []any:
+		for i, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, badArg("%s[%d] must be a string, got %s", name, i, jsonType(e))
+			}
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	default:
+		return nil, badArg("%s must be a list of strings, got %s", name, jsonType(v))
+	}
+	return out, nil
+}
+
+// time accepts RFC 3339 or a date (YYYY-MM-DD, read as UTC midnight).
+func (a args) time(name string) (time.Time, error) {
+	s, err := a.str(name, false)
+	if err != nil || s == "" {
+		return time.Time{}, err
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, badArg("%s must be an RFC 3339 time or a date like 2026-03-01, got %q", name, s)
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case float64, json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}

@@ -1,0 +1,104 @@
+package mcpserver
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+type tenantKey struct{}
+
+// WithTenant returns ctx carrying the caller's tenant.
+func WithTenant(ctx context.Context, tenant string) context.Context {
+	return context.WithValue(ctx, tenantKey{}, tenant)
+}
+
+// TenantFrom returns the tenant ctx carries, or "".
+func TenantFrom(ctx context.Context) string {
+	t, _ := ctx.Value(tenantKey{}).(string)
+	return t
+}
+
+// Tokens maps bearer tokens to tenants.
+type Tokens struct {
+	byHash map[[32]byte]string
+}
+
+// LoadTokens reads a token file: one "tenant token" pair per line; blank
+// lines and lines starting with # are ignored. Tokens must be at least 16
+// characters and unique.
+func LoadTokens(path string) (*Tokens, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("token file: %w", err)
+	}
+	defer f.Close()
+	t := &Tokens{byHash: map[[32]byte]string{}}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) != 2 {
+			return nil, fmt.Errorf("token file %s line %d: want \"tenant token\"", path, n)
+		}
+		tenant, token := fields[0], fields[1]
+		if err := memory.ValidateTenant("token file", tenant); err != nil {
+			return nil, fmt.Errorf("token file %s line %d: %w", path, n, err)
+		}
+		if len(token) < 16 {
+			return nil, fmt.Errorf("token file %s line %d: the token is shorter than 16 characters", path, n)
+		}
+		h := sha256.Sum256([]byte(token))
+		if _, dup := t.byHash[h]; dup {
+			return nil, fmt.Errorf("token file %s line %d: the token is used twice", path, n)
+		}
+		t.byHash[h] = tenant
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("token file %s: %w", path, err)
+	}
+	if len(t.byHash) == 0 {
+		return nil, fmt.Errorf("token file %s has no tokens", path)
+	}
+	return t, nil
+}
+
+// Tenant returns the tenant of a bearer token. Tokens are looked up by
+// their SHA-256, so lookup time says nothing about a token's prefix.
+func (t *Tokens) Tenant(token string) (string, bool) {
+	tenant, ok := t.byHash[sha256.Sum256([]byte(token))]
+	return tenant, ok
+}
+
+// Authenticate wraps next so that every request carries a tenant: from
+// the bearer token when tokens are configured (401 otherwise), else the
+// default tenant.
+func Authenticate(next http.Handler, tokens *Tokens, defaultTenant string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tokens == nil {
+			next.ServeHTTP(w, r.WithContext(WithTenant(r.Context(), defaultTenant)))
+			return
+		}
+		auth := r.Header.Get("Authorization")
+		token, ok := strings.CutPrefix(auth, "Bearer ")
+		tenant, found := "", false
+		if ok {
+			tenant, found = tokens.Tenant(strings.TrimSpace(token))
+		}
+		if !found {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="hindsight"`)
+			http.Error(w, "unauthorized: send Authorization: Bearer <token> with a token from the server's token file", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(WithTenant(r.Context(), tenant)))
+	})
+}

@@ -1,0 +1,174 @@
+package service
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// StoreRequest stores one memory stated directly by an agent or user.
+type StoreRequest struct {
+	Kind           memory.Kind
+	Content        string
+	CounterExample string
+	TaskType       string
+	Entities       []string
+	Pinned         bool
+}
+
+// Store merges a directly stated memory like a distilled one: an exact or
+// near duplicate strengthens the existing memory instead of adding one.
+func (s *Service) Store(ctx context.Context, tenant string, r StoreRequest) (memory.Decision, error) {
+	c := memory.Candidate{Kind: r.Kind, Content: r.Content, CounterExample: r.CounterExample, TaskType: r.TaskType, Entities: r.Entities, Pinned: r.Pinned}
+	if err := activities.ValidateCandidate(c); err != nil {
+		return memory.Decision{}, err
+	}
+	reply, err := s.ledger(ctx, activities.LedgerRequest{Tenant: tenant, Op: activities.OpStore, Candidates: []memory.Candidate{c}})
+	if err != nil {
+		return memory.Decision{}, err
+	}
+	return firstDecision(reply)
+}
+
+// Correct replaces a memory's text, or marks it outdated.
+func (s *Service) Correct(ctx context.Context, tenant, id, content string, outdated bool) (memory.Decision, error) {
+	reply, err := s.ledger(ctx, activities.LedgerRequest{Tenant: tenant, Op: activities.OpCorrect, MemoryIDs: []string{id}, Content: content, Outdated: outdated})
+	if err != nil {
+		return memory.Decision{}, err
+	}
+	return firstDecision(reply)
+}
+
+// Feedback records that a task which used the memories succeeded (helped)
+// or failed, moving their confidence.
+func (s *Service) Feedback(ctx context.Context, tenant string, ids []string, helped bool) ([]memory.Decision, error) {
+	reply, err := s.ledger(ctx, activities.LedgerRequest{Tenant: tenant, Op: activities.OpFeedback, MemoryIDs: ids, Helped: helped})
+	return reply.Decisions, err
+}
+
+// Undo restores the state before a decision. Without force it refuses when
+// a later decision changed the same memories.
+func (s *Service) Undo(ctx context.Context, tenant, decisionID string, force bool) (memory.Decision, error) {
+	reply, err := s.ledger(ctx, activities.LedgerRequest{Tenant: tenant, Op: activities.OpUndo, DecisionID: decisionID, Force: force})
+	if err != nil {
+		return memory.Decision{}, err
+	}
+	return firstDecision(reply)
+}
+
+// ForgetMemories deletes memories for good, in both stores.
+func (s *Service) ForgetMemories(ctx context.Context, tenant string, ids []string) (activities.ForgetReceipt, error) {
+	reply, err := s.ledger(ctx, activities.LedgerRequest{Tenant: tenant, Op: activities.OpForget, MemoryIDs: ids})
+	if err != nil {
+		return activities.ForgetReceipt{}, err
+	}
+	if reply.Forgotten == nil {
+		return activities.ForgetReceipt{}, nil
+	}
+	return *reply.Forgotten, nil
+}
+
+func firstDecision(r activities.LedgerReply) (memory.Decision, error) {
+	if len(r.Decisions) == 0 {
+		return memory.Decision{}, memory.Invalidf("ledger", "request %s produced no decision", r.RequestID)
+	}
+	return r.Decisions[0], nil
+}
+
+// History is a memory's versions and the decisions that wrote them.
+type History struct {
+	Versions  []memory.Memory   `json:"versions"`
+	Decisions []memory.Decision `json:"decisions"`
+}
+
+// History returns every version of a memory, oldest first, and the
+// decisions that mention it.
+func (s *Service) History(ctx context.Context, tenant, id string) (History, error) {
+	vs, err := s.store.History(ctx, tenant, id)
+	if err != nil {
+		return History{}, err
+	}
+	ds, err := s.store.Decisions(ctx, memory.DecisionFilter{Tenant: tenant, MemoryID: id})
+	if err != nil {
+		return History{}, err
+	}
+	return History{Versions: vs, Decisions: ds}, nil
+}
+
+// Decision returns one logged decision.
+func (s *Service) Decision(ctx context.Context, tenant, id string) (memory.Decision, error) {
+	return s.store.Decision(ctx, tenant, id)
+}
+
+// Stats summarises what a tenant's memory holds.
+type Stats struct {
+	Tenant       string         `json:"tenant"`
+	Memories     int            `json:"memories"`
+	ByStatus     map[string]int `json:"by_status"`
+	LiveByKind   map[string]int `json:"live_by_kind"`
+	Episodes     int            `json:"episodes"`
+	ColdEpisodes int            `json:"cold_episodes"`
+	LastEpisode  time.Time      `json:"last_episode_at,omitzero"`
+	LastUpdate   time.Time      `json:"last_memory_update_at,omitzero"`
+	TopRecalled  []RecallCount  `json:"top_recalled,omitempty"`
+}
+
+// RecallCount is a memory and how often it was recalled.
+type RecallCount struct {
+	MemoryID string `json:"memory_id"`
+	Content  string `json:"content"`
+	Count    int    `json:"count"`
+}
+
+// Stats returns counts by kind and status, episodes, and the most recalled
+// memories.
+func (s *Service) Stats(ctx context.Context, tenant string) (Stats, error) {
+	if err := memory.ValidateTenant("stats", tenant); err != nil {
+		return Stats{}, err
+	}
+	ms, err := s.store.Memories(ctx, memory.MemoryFilter{Tenant: tenant})
+	if err != nil {
+		return Stats{}, err
+	}
+	st := Stats{Tenant: tenant, ByStatus: map[string]int{}, LiveByKind: map[string]int{}}
+	var top []RecallCount
+	for _, m := range ms {
+		if m.Status == memory.StatusForgotten {
+			continue
+		}
+		st.Memories++
+		st.ByStatus[string(m.Status)]++
+		if m.Status == memory.StatusLive {
+			st.LiveByKind[string(m.Kind)]++
+		}
+		if m.UpdatedAt.After(st.LastUpdate) {
+			st.LastUpdate = m.UpdatedAt
+		}
+		if m.RecallCount > 0 {
+			top = append(top, RecallCount{MemoryID: m.ID, Content: m.Content, Count: m.RecallCount})
+		}
+	}
+	slices.SortFunc(top, func(a, b RecallCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.MemoryID, b.MemoryID))
+	})
+	st.TopRecalled = top[:min(len(top), 5)]
+	eps, err := s.store.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Statuses: []memory.EpisodeStatus{memory.EpisodeLive, memory.EpisodeSummary, memory.EpisodeCold}})
+	if err != nil {
+		return Stats{}, err
+	}
+	for _, e := range eps {
+		if e.Status == memory.EpisodeCold {
+			st.ColdEpisodes++
+			continue
+		}
+		st.Episodes++
+		if e.EndedAt.After(st.LastEpisode) {
+			st.LastEpisode = e.EndedAt
+		}
+	}
+	return st, nil
+}

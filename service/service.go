@@ -1,0 +1,287 @@
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/recall"
+	"github.com/hindsight-memory/hindsight/workflows"
+)
+
+// Recaller is the recall engine as the service uses it.
+type Recaller interface {
+	Recall(ctx context.Context, q memory.Query) (recall.Response, error)
+	// Refresh makes the engine see every change committed for tenant so
+	// far, so that a caller reads its own writes.
+	Refresh(ctx context.Context, tenant string) error
+}
+
+// Config tunes the service.
+type Config struct {
+	TaskQueue string
+	// WaitTimeout bounds session_end with wait=true and ledger updates.
+	WaitTimeout time.Duration
+}
+
+// Service implements the operations. It is safe for concurrent use.
+type Service struct {
+	cfg      Config
+	store    memory.EpisodicStore
+	temporal client.Client
+	recall   Recaller
+	log      *slog.Logger
+	clock    func() time.Time
+
+	sessions sync.Map // tenant/session → *sync.Mutex, orders memory_log appends
+}
+
+// New returns a Service.
+func New(cfg Config, store memory.EpisodicStore, tc client.Client, r Recaller, log *slog.Logger) *Service {
+	if cfg.TaskQueue == "" {
+		cfg.TaskQueue = workflows.TaskQueue
+	}
+	if cfg.WaitTimeout <= 0 {
+		cfg.WaitTimeout = 2 * time.Minute
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{cfg: cfg, store: store, temporal: tc, recall: r, log: log, clock: time.Now}
+}
+
+// Recall returns the memories most relevant to q.
+func (s *Service) Recall(ctx context.Context, q memory.Query) (recall.Response, error) {
+	return s.recall.Recall(ctx, q)
+}
+
+// LogRequest appends one event to a live session.
+type LogRequest struct {
+	SessionID  string
+	UserID     string
+	Role       memory.Role
+	Content    string
+	ToolName   string
+	ToolArgs   string
+	ToolResult string
+	Error      string
+	TS         time.Time
+}
+
+// Log appends an event to a session's log at the next position. Appends to
+// one session are ordered within this process.
+func (s *Service) Log(ctx context.Context, tenant string, r LogRequest) (memory.Event, error) {
+	t := memory.Transcript{SessionID: r.SessionID, Tenant: tenant, UserID: r.UserID, Events: []memory.Event{{
+		Role: r.Role, Content: r.Content, TS: r.TS, ToolName: r.ToolName, ToolArgs: r.ToolArgs,
+		ToolResult: r.ToolResult, Error: r.Error,
+	}}}
+	if err := t.Normalize(tenant, s.clock().UTC()); err != nil {
+		return memory.Event{}, err
+	}
+	mu := s.sessionLock(tenant, r.SessionID)
+	mu.Lock()
+	defer mu.Unlock()
+	existing, err := s.store.SessionEvents(ctx, tenant, r.SessionID)
+	if err != nil {
+		return memory.Event{}, err
+	}
+	e := t.Events[0]
+	e.Seq = len(existing)
+	if n := len(existing); n > 0 && existing[n-1].Seq >= e.Seq {
+		e.Seq = existing[n-1].Seq + 1
+	}
+	e.ID = memory.EventID(tenant, r.SessionID, e.Seq)
+	if err := s.store.AppendEvents(ctx, []memory.Event{e}); err != nil {
+		return memory.Event{}, err
+	}
+	return e, nil
+}
+
+func (s *Service) sessionLock(tenant, session string) *sync.Mutex {
+	mu, _ := s.sessions.LoadOrStore(tenant+"\x00"+session, &sync.Mutex{})
+	return mu.(*sync.Mutex)
+}
+
+// EndRequest ends a session.
+type EndRequest struct {
+	SessionID string
+	// Events, when given, are the session's full transcript from its first
+	// event; positions already logged keep what was logged.
+	Events  []memory.Event
+	Task    string
+	Outcome memory.Outcome
+	Agent   string
+	UserID  string
+	// Wait blocks until the session is distilled and its memories are
+	// recallable.
+	Wait bool
+}
+
+// EndResponse says where the distillation stands.
+type EndResponse struct {
+	WorkflowID string                      `json:"workflow_id"`
+	RunID      string                      `json:"run_id"`
+	Status     string                      `json:"status"` // started, running, completed
+	Events     int                         `json:"events"`
+	Result     *workflows.SessionEndResult `json:"result,omitempty"`
+}
+
+// EndSession stores the session's events (if given) and starts its
+// distillation with SignalWithStart. The workflow ID comes from the tenant
+// and session, so ending a session twice distils it once: a second call
+// joins the running or finished workflow.
+func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (EndResponse, error) {
+	const op = "session_end"
+	t := memory.Transcript{SessionID: r.SessionID, Tenant: tenant, UserID: r.UserID, Agent: r.Agent, Task: r.Task, Outcome: r.Outcome, Events: r.Events}
+	now := s.clock().UTC()
+	if len(t.Events) > 0 {
+		if err := t.Normalize(tenant, now); err != nil {
+			return EndResponse{}, err
+		}
+		if err := s.store.AppendEvents(ctx, t.Events); err != nil {
+			return EndResponse{}, fmt.Errorf("%s: store events: %w", op, err)
+		}
+	} else {
+		if err := memory.ValidateSessionID(op, r.SessionID); err != nil {
+			return EndResponse{}, err
+		}
+		if t.Outcome != "" {
+			// Validate the outcome the same way a transcript would.
+			probe := memory.Transcript{SessionID: r.SessionID, Outcome: t.Outcome, Events: []memory.Event{{Role: memory.RoleUser, Content: "x"}}}
+			if err := probe.Normalize(tenant, now); err != nil {
+				return EndResponse{}, err
+			}
+			t.Outcome = probe.Outcome
+		}
+	}
+	stored, err := s.store.SessionEvents(ctx, tenant, r.SessionID)
+	if err != nil {
+		return EndResponse{}, err
+	}
+	if len(stored) == 0 {
+		return EndResponse{}, memory.Invalidf(op, "session %s has no events: pass events, or log them with memory_log before ending the session", r.SessionID)
+	}
+
+	id := memory.SessionWorkflowID(tenant, r.SessionID)
+	meta := activities.SessionMeta{Task: r.Task, Outcome: t.Outcome, Agent: r.Agent, UserID: r.UserID}
+	opts := client.StartWorkflowOptions{
+		ID:        id,
+		TaskQueue: s.cfg.TaskQueue,
+		// A session that was distilled stays distilled; one whose
+		// distillation failed may be ended again.
+		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		Memo:                  map[string]any{"tenant": tenant, "session_id": r.SessionID},
+	}
+	resp := EndResponse{WorkflowID: id, Status: "started", Events: len(stored)}
+	run, err := s.temporal.SignalWithStartWorkflow(ctx, id, workflows.SignalSessionEnd, meta, opts,
+		workflows.SessionEnd, workflows.SessionEndInput{Tenant: tenant, SessionID: r.SessionID})
+	var already *serviceerror.WorkflowExecutionAlreadyStarted
+	switch {
+	case errors.As(err, &already):
+		resp.Status = "completed"
+		resp.RunID = already.RunId
+	case err != nil:
+		return EndResponse{}, fmt.Errorf("%s: start distillation: %w", op, err)
+	default:
+		resp.RunID = run.GetRunID()
+	}
+	if !r.Wait {
+		return resp, nil
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, s.cfg.WaitTimeout)
+	defer cancel()
+	var res workflows.SessionEndResult
+	if err := s.temporal.GetWorkflow(waitCtx, id, resp.RunID).Get(waitCtx, &res); err != nil {
+		return resp, workflowError(op, err)
+	}
+	resp.Status, resp.Result = "completed", &res
+	// Read your writes: the memories are recallable when this returns.
+	if err := s.recall.Refresh(ctx, tenant); err != nil {
+		return resp, err
+	}
+	return resp, nil
+}
+
+// ledger sends one request to the tenant's ledger and, once it is
+// applied, makes recall see the change.
+func (s *Service) ledger(ctx context.Context, req activities.LedgerRequest) (activities.LedgerReply, error) {
+	reply, err := CallLedger(ctx, s.temporal, s.cfg.TaskQueue, req, s.cfg.WaitTimeout)
+	if err != nil {
+		return reply, err
+	}
+	if err := s.recall.Refresh(ctx, req.Tenant); err != nil {
+		return reply, err
+	}
+	return reply, nil
+}
+
+// CallLedger sends one request to the tenant's ledger workflow with
+// UpdateWithStart (starting the ledger if it is not running) and waits up
+// to timeout for its reply. A request without an ID gets a fresh one; the
+// ID is also the update ID, so Temporal deduplicates a retried call.
+func CallLedger(ctx context.Context, tc client.Client, taskQueue string, req activities.LedgerRequest, timeout time.Duration) (activities.LedgerReply, error) {
+	if req.ID == "" {
+		req.ID = string(req.Op) + "/" + newID()
+	}
+	if err := req.Validate(); err != nil {
+		return activities.LedgerReply{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := tc.NewWithStartWorkflowOperation(activities.LedgerStartOptions(req.Tenant, taskQueue),
+		workflows.MemoryLedger, activities.LedgerState{Tenant: req.Tenant})
+	h, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			UpdateID:     req.ID,
+			UpdateName:   activities.UpdateLedgerApply,
+			Args:         []any{req},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
+	})
+	if err != nil {
+		return activities.LedgerReply{}, workflowError(string(req.Op), err)
+	}
+	var reply activities.LedgerReply
+	if err := h.Get(ctx, &reply); err != nil {
+		return reply, workflowError(string(req.Op), err)
+	}
+	if reply.Error != "" {
+		return reply, &memory.Error{Code: reply.Code, Op: string(req.Op), Message: reply.Error}
+	}
+	return reply, nil
+}
+
+// workflowError unwraps Temporal's error chain to the domain error the
+// activity raised, so transports show the caller what to fix.
+func workflowError(op string, err error) error {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		switch appErr.Type() {
+		case memory.EINVALID, memory.ENOTFOUND, memory.ECONFLICT:
+			return &memory.Error{Code: appErr.Type(), Op: op, Message: appErr.Message()}
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: still running after the wait timeout; it continues in the background: %w", op, err)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,211 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/llm"
+	"github.com/hindsight-memory/hindsight/llm/offline"
+	"github.com/hindsight-memory/hindsight/llm/openai"
+	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/merge"
+	"github.com/hindsight-memory/hindsight/metrics"
+	"github.com/hindsight-memory/hindsight/recall"
+	"github.com/hindsight-memory/hindsight/store/clickhouse"
+	"github.com/hindsight-memory/hindsight/store/clickhouse/chdb"
+	"github.com/hindsight-memory/hindsight/store/local"
+	"github.com/hindsight-memory/hindsight/store/milvus"
+)
+
+// DefaultEmbedDim is the offline embedder's dimension.
+const DefaultEmbedDim = 384
+
+// Config says which adapter backs each domain interface. For the episodic
+// store set exactly one of ClickHouse (a server), ChDB (the embedded
+// engine) or MemoryStore; for vectors, Milvus or Local (or neither, for an
+// in-memory index). Without OpenAI the offline extractor, judge and
+// embedder do the work.
+type Config struct {
+	ClickHouse  *clickhouse.Config
+	ChDB        *chdb.Config
+	MemoryStore bool
+
+	Milvus *milvus.Config
+	Local  *local.Config
+
+	// OpenAI configures an OpenAI-compatible endpoint for chat (extract,
+	// judge) and, when it names an embedding model, embeddings.
+	OpenAI *openai.Config
+	// EmbedDim is the offline embedder's dimension (DefaultEmbedDim).
+	EmbedDim int
+
+	// Merge tunes merging; a zero Threshold means the default for the
+	// embedder (merge.ThresholdFor).
+	Merge  activities.MergeConfig
+	Recall recall.Config
+
+	Metrics *metrics.Metrics
+	Logger  *slog.Logger
+}
+
+// Runtime is Hindsight assembled: every adapter behind its interface.
+type Runtime struct {
+	Store     memory.EpisodicStore
+	Index     memory.VectorIndex
+	Embedder  memory.Embedder
+	LLM       memory.LLM // nil when offline
+	Extractor memory.Extractor
+	Judge     memory.Judge
+	Engine    *recall.Engine
+	Indexer   *recall.Indexer
+	Merge     activities.MergeConfig
+	// ChDB is the embedded engine's store, when the episodic store is
+	// embedded; its Handler serves ClickHouse's HTTP interface to
+	// operators on loopback.
+	ChDB    *chdb.Store
+	Metrics *metrics.Metrics
+	Logger  *slog.Logger
+
+	closers []func() error
+}
+
+// Build opens every adapter of cfg. On error, whatever was opened is
+// closed again.
+func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	rt := &Runtime{Logger: log, Metrics: cfg.Metrics}
+	defer func() {
+		if err != nil {
+			rt.Close()
+		}
+	}()
+
+	// Models first: the embedder's dimension shapes the vector index.
+	if cfg.OpenAI != nil {
+		c, err := openai.New(*cfg.OpenAI)
+		if err != nil {
+			return nil, err
+		}
+		rt.LLM = c
+		if cfg.Metrics != nil {
+			rt.LLM = metrics.InstrumentLLM(c, cfg.Metrics)
+		}
+		if cfg.OpenAI.EmbeddingModel != "" {
+			rt.Embedder = c
+		}
+	}
+	if rt.Embedder == nil {
+		dim := cfg.EmbedDim
+		if dim == 0 {
+			dim = DefaultEmbedDim
+		}
+		rt.Embedder = offline.NewEmbedder(dim)
+	}
+	if rt.LLM != nil {
+		rt.Extractor = llm.NewExtractor(rt.LLM, llm.WithLogger(log))
+		if rt.Judge, err = merge.NewLLMJudge(rt.LLM, merge.LLMOptions{}); err != nil {
+			return nil, err
+		}
+	} else {
+		rt.Extractor = offline.NewExtractor()
+		rt.Judge = merge.NewOfflineJudge(merge.OfflineOptions{})
+	}
+	rt.Merge = cfg.Merge
+	if rt.Merge.Threshold == 0 {
+		rt.Merge.Threshold = merge.ThresholdFor(rt.Embedder.Model())
+	}
+	if rt.Merge.MaxNeighbors == 0 {
+		rt.Merge.MaxNeighbors = merge.DefaultMaxNeighbors
+	}
+	if rt.Merge.Lifecycle == (memory.Lifecycle{}) {
+		rt.Merge.Lifecycle = memory.DefaultLifecycle
+	}
+
+	switch {
+	case cfg.ClickHouse != nil:
+		s, err := clickhouse.Open(ctx, *cfg.ClickHouse)
+		if err != nil {
+			return nil, err
+		}
+		rt.Store = s
+	case cfg.ChDB != nil:
+		s, err := chdb.Open(ctx, *cfg.ChDB)
+		if err != nil {
+			return nil, err
+		}
+		rt.Store, rt.ChDB = s, s
+	case cfg.MemoryStore:
+		rt.Store = memory.NewMemStore()
+	default:
+		return nil, errors.New("worker: no episodic store configured (ClickHouse, ChDB or MemoryStore)")
+	}
+	rt.closers = append(rt.closers, rt.Store.Close)
+
+	switch {
+	case cfg.Milvus != nil:
+		mc := *cfg.Milvus
+		mc.Dim = rt.Embedder.Dim()
+		x, err := milvus.Open(ctx, mc)
+		if err != nil {
+			return nil, err
+		}
+		rt.Index = x
+	case cfg.Local != nil:
+		lc := *cfg.Local
+		lc.Dim = rt.Embedder.Dim()
+		x, err := local.Open(lc)
+		if err != nil {
+			return nil, err
+		}
+		rt.Index = x
+	default:
+		rt.Index = memory.NewMemIndex(rt.Embedder.Dim())
+	}
+	rt.closers = append(rt.closers, rt.Index.Close)
+
+	rt.Engine, err = recall.New(cfg.Recall, recall.Deps{
+		Memories: rt.Store, Episodes: rt.Store, Events: rt.Store,
+		Index: rt.Index, Embedder: rt.Embedder, QueryLLM: rt.LLM,
+		Conflicts: merge.Conflicts, Logger: log, Metrics: cfg.Metrics,
+	})
+	if err != nil {
+		return nil, err
+	}
+	rt.closers = append(rt.closers, rt.Engine.Close)
+	rt.Indexer, err = recall.NewIndexer(recall.IndexerDeps{
+		Memories: rt.Store, Index: rt.Index, Embedder: rt.Embedder, Engine: rt.Engine,
+	}, cfg.Recall.EmbedBatch)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("hindsight assembled", "embedder", rt.Embedder.Model(), "extractor", fmt.Sprintf("%T", rt.Extractor),
+		"judge", fmt.Sprintf("%T", rt.Judge), "merge_threshold", rt.Merge.Threshold)
+	return rt, nil
+}
+
+// Activities returns the activities over this runtime. tc and taskQueue
+// are how the activities reach the tenants' ledgers.
+func (rt *Runtime) Activities(tc client.Client, taskQueue string) *activities.Activities {
+	return &activities.Activities{
+		Store: rt.Store, Index: rt.Index, Embedder: rt.Embedder, Extractor: rt.Extractor,
+		Judge: rt.Judge, Indexer: rt.Indexer, Temporal: tc, TaskQueue: taskQueue, Merge: rt.Merge,
+	}
+}
+
+// Close closes every adapter, the last opened first.
+func (rt *Runtime) Close() error {
+	var errs []error
+	for i := len(rt.closers) - 1; i >= 0; i-- {
+		errs = append(errs, rt.closers[i]())
+	}
+	rt.closers = nil
+	return errors.Join(errs...)
+}

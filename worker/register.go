@@ -1,0 +1,28 @@
+package worker
+
+import (
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/workflows"
+)
+
+// Register registers every workflow and the activities of a on w.
+func Register(w worker.Registry, a *activities.Activities) {
+	w.RegisterWorkflow(workflows.SessionEnd)
+	w.RegisterWorkflowWithOptions(workflows.MemoryLedger, workflow.RegisterOptions{Name: activities.LedgerWorkflowType})
+	w.RegisterActivity(a)
+}
+
+// NewWorker returns a worker on the task queue with everything registered.
+// The caller starts and stops it.
+func NewWorker(c client.Client, taskQueue string, a *activities.Activities) worker.Worker {
+	if taskQueue == "" {
+		taskQueue = workflows.TaskQueue
+	}
+	w := worker.New(c, taskQueue, worker.Options{})
+	Register(w, a)
+	return w
+}

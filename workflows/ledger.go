@@ -1,0 +1,264 @@
+package workflows
+
+import (
+	"errors"
+	"slices"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+const (
+	// ledgerBatchBeforeContinue bounds a ledger run's history: after this
+	// many requests it continues as new, carrying its queue.
+	ledgerBatchBeforeContinue = 100
+	// ledgerRecentReplies is how many replies a ledger remembers to answer
+	// retried requests without applying them again.
+	ledgerRecentReplies = 200
+)
+
+// MemoryLedger is the single writer of one tenant's semantic memory. Every
+// change (merges from sessions, direct stores, corrections, feedback,
+// undos, forgets, decay) arrives as a request, by signal from workflows or
+// by update from clients, and is applied one at a time, in arrival order.
+// Serialising per tenant is what makes concurrent sessions safe: a merge
+// reads the current versions, decides, and writes, with no other writer in
+// between. ApplyDecision also checks versions optimistically, as a guard.
+func MemoryLedger(ctx workflow.Context, st activities.LedgerState) error {
+	l := &ledger{state: st, done: map[string]activities.LedgerReply{}}
+	for _, r := range st.Recent {
+		l.done[r.RequestID] = r
+	}
+	logger := workflow.GetLogger(ctx)
+
+	requests := workflow.GetSignalChannel(ctx, activities.SignalLedgerRequest)
+	err := workflow.SetUpdateHandlerWithOptions(ctx, activities.UpdateLedgerApply,
+		func(ctx workflow.Context, req activities.LedgerRequest) (activities.LedgerReply, error) {
+			l.enqueue(req)
+			if err := workflow.Await(ctx, func() bool { _, ok := l.done[req.ID]; return ok }); err != nil {
+				return activities.LedgerReply{}, err
+			}
+			return l.done[req.ID], nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, req activities.LedgerRequest) error {
+			if req.Tenant != st.Tenant {
+				return temporal.NewApplicationError("request for tenant "+req.Tenant+" sent to the ledger of "+st.Tenant, memory.EINVALID)
+			}
+			return req.Validate()
+		}})
+	if err != nil {
+		return err
+	}
+
+	processed := 0
+	for {
+		l.drain(requests)
+		if len(l.state.Pending) == 0 {
+			hasWork := func() bool { return len(l.state.Pending) > 0 || requests.Len() > 0 }
+			if processed < ledgerBatchBeforeContinue && !workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+				if err := workflow.Await(ctx, hasWork); err != nil {
+					return err
+				}
+				continue
+			}
+			// Time to hand over: first let running update handlers return.
+			if err := workflow.Await(ctx, func() bool { return hasWork() || workflow.AllHandlersFinished(ctx) }); err != nil {
+				return err
+			}
+			if !hasWork() {
+				break
+			}
+			continue
+		}
+		req := l.state.Pending[0]
+		l.state.Pending = l.state.Pending[1:]
+		reply := applyRequest(ctx, req)
+		l.finish(reply)
+		processed++
+		if req.ReplyTo != "" {
+			err := workflow.SignalExternalWorkflow(ctx, req.ReplyTo, "", activities.SignalLedgerReply, reply).Get(ctx, nil)
+			if err != nil {
+				// The requester is gone; its reply stays in Recent for a rerun.
+				logger.Warn("ledger reply not delivered", "request", req.ID, "to", req.ReplyTo, "error", err)
+			}
+		}
+	}
+	return workflow.NewContinueAsNewError(ctx, MemoryLedger, l.carry())
+}
+
+type ledger struct {
+	state activities.LedgerState
+	done  map[string]activities.LedgerReply
+	order []string // request IDs in done, oldest first
+}
+
+// enqueue queues a request unless it is queued or answered already.
+func (l *ledger) enqueue(req activities.LedgerRequest) {
+	if _, ok := l.done[req.ID]; ok {
+		return
+	}
+	if slices.ContainsFunc(l.state.Pending, func(p activities.LedgerRequest) bool { return p.ID == req.ID }) {
+		return
+	}
+	l.state.Pending = append(l.state.Pending, req)
+}
+
+func (l *ledger) drain(ch workflow.ReceiveChannel) {
+	for {
+		var req activities.LedgerRequest
+		if !ch.ReceiveAsync(&req) {
+			return
+		}
+		l.enqueue(req)
+	}
+}
+
+func (l *ledger) finish(r activities.LedgerReply) {
+	l.done[r.RequestID] = r
+	l.order = append(l.order, r.RequestID)
+	for len(l.order) > ledgerRecentReplies {
+		delete(l.done, l.order[0])
+		l.order = l.order[1:]
+	}
+}
+
+// carry is the state the next run starts from. Replies are kept without
+// their before/after states, which the decision log holds.
+func (l *ledger) carry() activities.LedgerState {
+	st := activities.LedgerState{Tenant: l.state.Tenant, Pending: l.state.Pending}
+	start := max(0, len(l.order)-ledgerRecentReplies)
+	for _, id := range l.order[start:] {
+		r := l.done[id]
+		st.Recent = append(st.Recent, compactReply(r))
+	}
+	return st
+}
+
+func compactReply(r activities.LedgerReply) activities.LedgerReply {
+	out := r
+	out.Decisions = make([]memory.Decision, len(r.Decisions))
+	for i, d := range r.Decisions {
+		d.Before = nil
+		d.After = afterIDs(d.After)
+		out.Decisions[i] = d
+	}
+	return out
+}
+
+// afterIDs keeps only what a reply needs of written versions.
+func afterIDs(ms []memory.Memory) []memory.Memory {
+	out := make([]memory.Memory, len(ms))
+	for i, m := range ms {
+		out[i] = memory.Memory{ID: m.ID, Tenant: m.Tenant, Version: m.Version, Kind: m.Kind, Content: m.Content, Status: m.Status}
+	}
+	return out
+}
+
+// applyRequest runs one request's activities and turns failures that
+// retrying cannot fix into an error reply, so one bad request never stalls
+// the tenant's ledger.
+func applyRequest(ctx workflow.Context, req activities.LedgerRequest) activities.LedgerReply {
+	reply := activities.LedgerReply{RequestID: req.ID}
+	if err := req.Validate(); err != nil {
+		return failReply(reply, err)
+	}
+	var a *activities.Activities
+	storeCtx := withStoreOptions(ctx)
+	now := workflow.Now(ctx).UTC()
+	switch req.Op {
+	case activities.OpMerge, activities.OpStore:
+		for i, c := range req.Candidates {
+			in := activities.PlanMergeInput{
+				Tenant: req.Tenant, RequestID: req.ID, Index: i, EpisodeID: req.EpisodeID,
+				WorkflowID: req.WorkflowID, Candidate: c, UserStated: req.Op == activities.OpStore, Now: now,
+			}
+			d, err := planAndApply(ctx, func(ctx workflow.Context) workflow.Future {
+				return workflow.ExecuteActivity(withModelOptions(ctx), a.PlanMerge, in)
+			})
+			if err != nil {
+				return failReply(reply, err)
+			}
+			reply.Decisions = append(reply.Decisions, d)
+		}
+	case activities.OpForget:
+		var receipt activities.ForgetReceipt
+		if err := workflow.ExecuteActivity(storeCtx, a.ForgetMemories, req).Get(ctx, &receipt); err != nil {
+			return failReply(reply, err)
+		}
+		reply.Forgotten = &receipt
+	default: // correct, feedback, undo, decay
+		var ds []memory.Decision
+		in := activities.PlanChangeInput{Request: req, Now: now}
+		if err := workflow.ExecuteActivity(storeCtx, a.PlanChange, in).Get(ctx, &ds); err != nil {
+			return failReply(reply, err)
+		}
+		for _, d := range ds {
+			applied, err := apply(ctx, d)
+			if err != nil {
+				return failReply(reply, err)
+			}
+			reply.Decisions = append(reply.Decisions, applied)
+		}
+	}
+	return reply
+}
+
+// planAndApply plans a decision and applies it; if the state moved between
+// the two (ECONFLICT from the optimistic check), it plans once more.
+func planAndApply(ctx workflow.Context, plan func(workflow.Context) workflow.Future) (memory.Decision, error) {
+	var d memory.Decision
+	var err error
+	for attempt := 0; attempt < 2; attempt++ {
+		if err = plan(ctx).Get(ctx, &d); err != nil {
+			return d, err
+		}
+		var applied memory.Decision
+		applied, err = apply(ctx, d)
+		if err == nil {
+			return applied, nil
+		}
+		if errorType(err) != memory.ECONFLICT {
+			return d, err
+		}
+	}
+	return d, err
+}
+
+func apply(ctx workflow.Context, d memory.Decision) (memory.Decision, error) {
+	var a *activities.Activities
+	var applied memory.Decision
+	err := workflow.ExecuteActivity(withStoreOptions(ctx), a.ApplyDecision, d).Get(ctx, &applied)
+	return applied, err
+}
+
+func failReply(r activities.LedgerReply, err error) activities.LedgerReply {
+	r.Decisions = nil
+	r.Code = errorType(err)
+	if r.Code == "" {
+		r.Code = memory.EINTERNAL
+	}
+	r.Error = rootMessage(err)
+	return r
+}
+
+// errorType is the application error type (a domain code) in err's chain.
+func errorType(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return appErr.Type()
+	}
+	return ""
+}
+
+// rootMessage is the most specific message in err's chain: the
+// application error's own message rather than Temporal's wrapping.
+func rootMessage(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return appErr.Message()
+	}
+	return err.Error()
+}

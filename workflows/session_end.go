@@ -1,0 +1,177 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// SignalSessionEnd is the signal SessionEnd is started with (SignalWithStart).
+// Further signals to a running SessionEnd are absorbed: a session ended twice
+// is distilled once.
+const SignalSessionEnd = "session-end"
+
+// SessionEndInput starts SessionEnd. The transcript itself is in the
+// episodic store; only its reference travels.
+type SessionEndInput struct {
+	Tenant    string `json:"tenant"`
+	SessionID string `json:"session_id"`
+}
+
+// SessionEndResult is what distilling a session produced.
+type SessionEndResult struct {
+	EpisodeID  string            `json:"episode_id"`
+	Task       string            `json:"task"`
+	TaskType   string            `json:"task_type,omitempty"`
+	Outcome    memory.Outcome    `json:"outcome"`
+	Extractor  string            `json:"extractor"`
+	Candidates int               `json:"candidates"`
+	Memories   []MemoryOutcome   `json:"memories"`
+	Failures   []memory.Failure  `json:"failures,omitempty"`
+	Usage      memory.TokenUsage `json:"usage"`
+}
+
+// MemoryOutcome says what became of one candidate.
+type MemoryOutcome struct {
+	MemoryID   string         `json:"memory_id"`
+	Kind       memory.Kind    `json:"kind"`
+	Content    string         `json:"content"`
+	Verdict    memory.Verdict `json:"verdict"`
+	TargetID   string         `json:"target_id,omitempty"`
+	DecisionID string         `json:"decision_id"`
+	Reason     string         `json:"reason"`
+}
+
+// ledgerReplyTimeout bounds how long a session waits for its tenant's
+// ledger; a ledger that far behind needs an operator, not a silent wait.
+const ledgerReplyTimeout = 24 * time.Hour
+
+// SessionEnd distils one finished session: load the transcript, extract the
+// episode and candidate memories, store and index the episode, then merge
+// the candidates through the tenant's ledger (which embeds and upserts
+// them) and wait for its verdicts.
+func SessionEnd(ctx workflow.Context, in SessionEndInput) (SessionEndResult, error) {
+	var a *activities.Activities
+	var res SessionEndResult
+	if err := memory.ValidateTenant("session end", in.Tenant); err != nil {
+		return res, temporal.NewNonRetryableApplicationError(err.Error(), memory.EINVALID, nil)
+	}
+
+	// SignalWithStart delivered the caller's metadata; later signals
+	// (the session ended again) are absorbed.
+	var meta activities.SessionMeta
+	workflow.GetSignalChannel(ctx, SignalSessionEnd).ReceiveAsync(&meta)
+	defer absorbSignals(ctx, SignalSessionEnd)
+
+	ref := activities.SessionRef{Tenant: in.Tenant, SessionID: in.SessionID}
+	storeCtx := withStoreOptions(ctx)
+	var info activities.TranscriptInfo
+	if err := workflow.ExecuteActivity(storeCtx, a.LoadTranscript, ref).Get(ctx, &info); err != nil {
+		return res, err
+	}
+	if meta.UserID == "" {
+		meta.UserID = info.UserID
+	}
+
+	var x memory.Extraction
+	extract := activities.ExtractInput{Session: ref, Meta: meta, Now: workflow.Now(ctx).UTC()}
+	if err := workflow.ExecuteActivity(withModelOptions(ctx), a.ExtractEpisode, extract).Get(ctx, &x); err != nil {
+		return res, err
+	}
+	ep := x.Episode
+	res = SessionEndResult{
+		EpisodeID: ep.ID, Task: ep.Task, TaskType: ep.TaskType, Outcome: ep.Outcome,
+		Extractor: x.Model, Candidates: len(x.Candidates), Failures: ep.Failures, Usage: x.Usage,
+		Memories: []MemoryOutcome{},
+	}
+	if err := workflow.ExecuteActivity(storeCtx, a.StoreEpisode, ep).Get(ctx, nil); err != nil {
+		return res, err
+	}
+	if err := workflow.ExecuteActivity(withModelOptions(ctx), a.IndexEpisode, ep).Get(ctx, nil); err != nil {
+		return res, err
+	}
+	if len(x.Candidates) == 0 {
+		return res, nil
+	}
+
+	info2 := workflow.GetInfo(ctx)
+	req := activities.LedgerRequest{
+		// Without the run ID: a rerun of a failed session asks for the same
+		// merge, and the ledger answers it from its record.
+		ID:      "merge/" + info2.WorkflowExecution.ID,
+		Tenant:  in.Tenant,
+		Op:      activities.OpMerge,
+		ReplyTo: info2.WorkflowExecution.ID, EpisodeID: ep.ID, WorkflowID: info2.WorkflowExecution.ID,
+		Candidates: x.Candidates,
+	}
+	reply, err := callLedger(ctx, req)
+	if err != nil {
+		return res, err
+	}
+	for _, d := range reply.Decisions {
+		res.Memories = append(res.Memories, outcomeOf(d))
+	}
+	return res, nil
+}
+
+// callLedger enqueues a request with the tenant's ledger and waits for its
+// reply, matched by request ID.
+func callLedger(ctx workflow.Context, req activities.LedgerRequest) (activities.LedgerReply, error) {
+	var a *activities.Activities
+	var reply activities.LedgerReply
+	if err := workflow.ExecuteActivity(withStoreOptions(ctx), a.EnqueueLedger, req).Get(ctx, nil); err != nil {
+		return reply, err
+	}
+	ch := workflow.GetSignalChannel(ctx, activities.SignalLedgerReply)
+	timedOut := false
+	timer := workflow.NewTimer(ctx, ledgerReplyTimeout)
+	for {
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(ch, func(c workflow.ReceiveChannel, more bool) { c.Receive(ctx, &reply) })
+		sel.AddFuture(timer, func(workflow.Future) { timedOut = true })
+		sel.Select(ctx)
+		if timedOut {
+			return reply, temporal.NewApplicationError("the tenant's ledger did not answer in time", "ledger_timeout")
+		}
+		if reply.RequestID == req.ID {
+			break
+		}
+	}
+	if reply.Error != "" {
+		return reply, temporal.NewNonRetryableApplicationError(reply.Error, reply.Code, nil)
+	}
+	return reply, nil
+}
+
+func outcomeOf(d memory.Decision) MemoryOutcome {
+	o := MemoryOutcome{
+		Kind: d.Candidate.Kind, Content: d.Candidate.Content, Verdict: d.Verdict,
+		TargetID: d.TargetID, DecisionID: d.ID, Reason: d.Reason,
+	}
+	// The memory the candidate ended up in: the one the decision created
+	// or changed, preferring a live one (a conflict also retires the old).
+	for _, m := range d.After {
+		if o.MemoryID == "" || m.Status == memory.StatusLive {
+			o.MemoryID = m.ID
+			if m.Status == memory.StatusLive {
+				o.Content = m.Content
+				break
+			}
+		}
+	}
+	if o.MemoryID == "" {
+		o.MemoryID = d.TargetID
+	}
+	return o
+}
+
+// absorbSignals drains buffered signals of one name without blocking.
+func absorbSignals(ctx workflow.Context, name string) {
+	ch := workflow.GetSignalChannel(ctx, name)
+	for ch.ReceiveAsync(nil) {
+	}
+}
