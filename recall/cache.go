@@ -286,10 +286,16 @@ func compareEntries(a, b *entry) int {
 	return cmp.Compare(a.mem.ID, b.mem.ID)
 }
 
+// neighbor is a memory near another in a source episode, and how far.
+type neighbor struct {
+	e    *entry
+	dist int
+}
+
 // neighbors returns the memories within radius of e in each of its source
-// episodes. Callers hold mu.
-func (c *tenantCache) neighbors(e *entry, radius int) []*entry {
-	var out []*entry
+// episodes, each once, at its smallest distance. Callers hold mu.
+func (c *tenantCache) neighbors(e *entry, radius int) []neighbor {
+	var out []neighbor
 	for _, src := range e.mem.Sources {
 		list := c.episodes[src]
 		i, found := slices.BinarySearchFunc(list, e, compareEntries)
@@ -297,9 +303,18 @@ func (c *tenantCache) neighbors(e *entry, radius int) []*entry {
 			continue
 		}
 		for j := max(0, i-radius); j <= min(len(list)-1, i+radius); j++ {
-			if j != i && !slices.Contains(out, list[j]) {
-				out = append(out, list[j])
+			if j == i {
+				continue
 			}
+			d := j - i
+			if d < 0 {
+				d = -d
+			}
+			if k := slices.IndexFunc(out, func(n neighbor) bool { return n.e == list[j] }); k >= 0 {
+				out[k].dist = min(out[k].dist, d)
+				continue
+			}
+			out = append(out, neighbor{list[j], d})
 		}
 	}
 	return out

@@ -22,6 +22,10 @@ type Weights struct {
 	Usage      float64 `json:"usage"`
 }
 
+// LexicalVectorShare is the VectorShare suited to a lexical embedder (see
+// Config.VectorShare).
+const LexicalVectorShare = 0.3
+
 // DefaultWeights are the seeds' defaults: 0.6 relevance (fused similarity
 // and keyword score), 0.2 recency, 0.15 confidence, 0.05 usage.
 var DefaultWeights = Weights{Relevance: 0.6, Recency: 0.2, Confidence: 0.15, Usage: 0.05}
@@ -31,13 +35,18 @@ type Fusion string
 
 // Fusion methods.
 const (
-	// FusionRRF is reciprocal-rank fusion: Σ 1/(RRFK + rank) over both
-	// lists, scaled so that first place in both lists is 1. It needs no
-	// calibration between cosine and BM25 scores.
-	FusionRRF Fusion = "rrf"
 	// FusionWeighted is VectorShare·similarity + (1−VectorShare)·keyword,
-	// each normalised by the best score of its list.
+	// each normalised by the best score of its list (a candidate missing
+	// from a list gets that list's lowest score). It keeps how decisively
+	// each source prefers its candidates: a source whose scores are flat
+	// moves the ranking little. The default: on LoCoMo it beats RRF by
+	// 3–9 points of recall@10 in every configuration measured.
 	FusionWeighted Fusion = "weighted"
+	// FusionRRF is reciprocal-rank fusion: Σ w/(RRFK + rank) over the
+	// lists, scaled so that first place in every list is 1. It needs no
+	// calibration between cosine and BM25 scores, but treats a confident
+	// first place and a near-tie alike.
+	FusionRRF Fusion = "rrf"
 )
 
 // TimeHints says what a time expression found in the query text does.
@@ -49,9 +58,10 @@ const (
 	// created in the range are recalled.
 	TimeFilter TimeHints = "filter"
 	// TimeBoost keeps every memory but ranks those created in the range
-	// first among equals, by adding the in-range memories as a third ranked
-	// list to the fusion. It suits stores whose creation time only
-	// approximates when the remembered thing happened.
+	// higher: in-range memories get a third of the fused relevance as a
+	// bonus (FusionWeighted), or the in-range candidates count as extra
+	// ranked lists at half weight (FusionRRF). It suits stores whose
+	// creation time only approximates when the remembered thing happened.
 	TimeBoost TimeHints = "boost"
 	// TimeIgnore only removes the expression from the matched text.
 	TimeIgnore TimeHints = "ignore"
@@ -68,13 +78,16 @@ type Config struct {
 	// flat as a tenant's store grows.
 	VectorCandidates  int
 	KeywordCandidates int
-	// Fusion is the fusion method (FusionRRF).
+	// Fusion is the fusion method (FusionWeighted).
 	Fusion Fusion
 	// RRFK is the rank offset of reciprocal-rank fusion (60).
 	RRFK float64
 	// VectorShare is the weight of vector similarity in FusionWeighted
 	// (0.5), and the weight of the vector list in FusionRRF relative to the
-	// keyword list's 1−VectorShare.
+	// keyword list's 1−VectorShare. With a lexical embedder such as
+	// llm/offline, whose hashed words and n-grams overlap what BM25 matches
+	// but without its weighting of rare words, LexicalVectorShare suits
+	// better.
 	VectorShare float64
 	// Weights are the rerank weights (DefaultWeights). Set a weight to a
 	// negative number to make it zero; zero means the default.
@@ -85,15 +98,15 @@ type Config struct {
 	// UsageHalf is the recall count at which the usage signal reaches 0.5
 	// (5); it saturates towards 1 above.
 	UsageHalf int
-	// Context, when positive, lets each memory's relevance borrow from the
-	// memories next to it in the same source episode (ordered by creation
-	// time): a memory gets Context times the best keyword and vector score
-	// of its neighbours, when that is higher than its own. It helps when
-	// memories are fine-grained (one per conversation turn) and a question
-	// is answered across neighbouring turns. Off by default (0); see
-	// ContextRadius.
+	// Context, when positive, is a context window: each memory's relevance
+	// may borrow from the memories near it in the same source episode
+	// (ordered by creation time). In each candidate list a memory at
+	// distance d from a candidate gets Context^d times the candidate's
+	// score when that beats its own. It helps when memories are
+	// fine-grained (one per conversation turn) and a question is answered
+	// across neighbouring turns. Off by default (0).
 	Context float64
-	// ContextRadius is how many neighbours on each side count (1).
+	// ContextRadius is how many neighbours on each side count (2).
 	ContextRadius int
 	// Location is the time zone time expressions are read in (UTC).
 	Location *time.Location
@@ -162,7 +175,7 @@ func (c Config) withDefaults() Config {
 	def(&c.VectorCandidates, 50)
 	def(&c.KeywordCandidates, 50)
 	def(&c.UsageHalf, 5)
-	def(&c.ContextRadius, 1)
+	def(&c.ContextRadius, 2)
 	def(&c.MaxTenants, 256)
 	def(&c.UsageQueue, 4096)
 	def(&c.EpisodeCacheSize, 4096)
@@ -175,7 +188,7 @@ func (c Config) withDefaults() Config {
 	defD(&c.RebuildInterval, 15*time.Minute)
 	defD(&c.EpisodeCacheTTL, 10*time.Minute)
 	if c.Fusion == "" {
-		c.Fusion = FusionRRF
+		c.Fusion = FusionWeighted
 	}
 	if c.RRFK == 0 {
 		c.RRFK = 60

@@ -1,6 +1,6 @@
 // Package recall finds the memories that answer a query: hybrid retrieval
 // (vector similarity and BM25 keyword search over a CJK-aware tokenizer,
-// fused by reciprocal rank), a rerank that weighs relevance, recency,
+// fused by normalised scores or by reciprocal rank), a rerank that weighs relevance, recency,
 // confidence and usage, query understanding without an LLM (time
 // expressions in English and Chinese become time filters; entity and
 // task-type hints), provenance from the source episodes, and a compact text

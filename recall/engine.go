@@ -325,9 +325,12 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 	if parsed.TimeUse == string(TimeFilter) && len(kw) == 0 && len(vec.hits) == 0 {
 		// A range read from the text is a guess; when nothing at all was
 		// created in it, answer without it rather than with nothing, and
-		// say so. Explicit Since/Until never fall back.
+		// say so. The expression's words count again ("summer" may match).
+		// Explicit Since/Until never fall back.
 		f.CreatedAfter, f.CreatedBefore = q.Since, q.Until
 		parsed.TimeUse = timeFilterEmpty
+		parsed.Text = q.Text
+		terms = lang.Terms(parsed.Text)
 		if e.deps.Index != nil {
 			vec = e.searchVectors(ctx, parsed.Text, f, nil)
 			if vec.err != nil {
@@ -467,17 +470,23 @@ func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, f memory.Ve
 	now := e.deps.Clock()
 	w := e.cfg.weights()
 	hints := len(parsed.Entities) > 0 || parsed.TaskType != "" || len(parsed.Phrases) > 0
-	results := make([]memory.Result, 0, len(fused))
+	type scored struct {
+		en *entry
+		b  memory.ScoreBreakdown
+	}
+	cands := make([]scored, 0, len(fused))
 	for id, rel := range fused {
 		en := c.entries[id]
 		if en == nil {
 			continue
 		}
-		m := en.mem
-		if tf != nil && e.cfg.Fusion == FusionWeighted && tf.Match(en.doc) {
-			rel = (rel + timeBoostShare) / (1 + timeBoostShare)
-		} else if tf != nil && e.cfg.Fusion == FusionWeighted {
-			rel /= 1 + timeBoostShare
+		m := &en.mem
+		if tf != nil && e.cfg.Fusion == FusionWeighted {
+			in := 0.0
+			if tf.Match(en.doc) {
+				in = 1
+			}
+			rel = (rel + timeBoostShare*in) / (1 + timeBoostShare)
 		}
 		if hints && e.cfg.HintBoost > 0 {
 			hit := 0.0
@@ -489,7 +498,7 @@ func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, f memory.Ve
 		b := memory.ScoreBreakdown{
 			Similarity: cosine[id],
 			Fused:      rel,
-			Recency:    recency(m, now, e.cfg.RecencyHalfLife),
+			Recency:    recency(*m, now, e.cfg.RecencyHalfLife),
 			Confidence: clamp01(m.Confidence),
 			Usage:      float64(m.RecallCount) / float64(m.RecallCount+e.cfg.UsageHalf),
 		}
@@ -497,19 +506,21 @@ func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, f memory.Ve
 			b.Keyword = bm25[id] / maxBM25
 		}
 		b.Final = w.Relevance*b.Fused + w.Recency*b.Recency + w.Confidence*b.Confidence + w.Usage*b.Usage
-		results = append(results, memory.Result{Memory: cloneMemory(m), Score: b.Final, Breakdown: b})
+		cands = append(cands, scored{en, b})
 	}
-	slices.SortFunc(results, func(a, b memory.Result) int {
-		if a.Score != b.Score {
-			if a.Score > b.Score {
+	slices.SortFunc(cands, func(a, b scored) int {
+		if a.b.Final != b.b.Final {
+			if a.b.Final > b.b.Final {
 				return -1
 			}
 			return 1
 		}
-		return strings.Compare(a.Memory.ID, b.Memory.ID)
+		return strings.Compare(a.en.mem.ID, b.en.mem.ID)
 	})
-	if len(results) > q.TopK {
-		results = results[:q.TopK]
+	cands = cands[:min(len(cands), q.TopK)]
+	results := make([]memory.Result, len(cands))
+	for i, sc := range cands {
+		results[i] = memory.Result{Memory: cloneMemory(sc.en.mem), Score: sc.b.Final, Breakdown: sc.b}
 	}
 	// Text that reads like an instruction to the agent is flagged even when
 	// no writer flagged it, so callers and the text block can warn.
@@ -535,7 +546,8 @@ const timeFilterEmpty = "ignored: no memory in range"
 const timeBoostShare = 0.5
 
 // widen gives each listed memory's neighbours in its source episodes
-// factor times its score, when that beats what they have, and re-sorts.
+// factor^distance times its score, when that beats what they have, and
+// re-sorts.
 // Callers hold c.mu.
 func (c *tenantCache) widen(l ranked, f memory.VectorFilter, factor float64, radius int) ranked {
 	score := make(map[string]float64, len(l.ids))
@@ -548,8 +560,8 @@ func (c *tenantCache) widen(l ranked, f memory.VectorFilter, factor float64, rad
 			continue
 		}
 		for _, n := range c.neighbors(en, radius) {
-			if s := factor * l.scores[i]; s > score[n.mem.ID] && f.Match(n.doc) {
-				score[n.mem.ID] = s
+			if s := math.Pow(factor, float64(n.dist)) * l.scores[i]; s > score[n.e.mem.ID] && f.Match(n.e.doc) {
+				score[n.e.mem.ID] = s
 			}
 		}
 	}
