@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/llm/offline"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/recall"
 )
@@ -26,7 +27,8 @@ type Options struct {
 	// NewIndex returns a fresh vector index of dimension dim for one
 	// conversation (memory.NewMemIndex, exact search, by default).
 	NewIndex func(ctx context.Context, dim int) (memory.VectorIndex, error)
-	// Config is the recall configuration (EngineConfig by default).
+	// Config is the recall configuration (EngineConfig(Embedder) by
+	// default).
 	Config *recall.Config
 	// Conversations limits the run to these sample IDs; MaxQuestions to
 	// the first questions of each conversation. Zero values mean all.
@@ -50,19 +52,21 @@ type Options struct {
 //     what earlier questions returned;
 //   - a context window (Config.Context 0.8, radius 2): memories are single
 //     turns, and an answer often spans a turn and its neighbours;
-//   - the vector share for a lexical embedder (recall.LexicalVectorShare),
-//     since the offline embedder restates BM25's matches without its
-//     weighting of rare words. With a neural embedder pass a Config with
-//     VectorShare 0.5.
-func EngineConfig() recall.Config {
+//   - with the offline embedder, the vector share for a lexical embedder
+//     (recall.LexicalVectorShare): it restates BM25's matches without its
+//     weighting of rare words. Other embedders keep the default share.
+func EngineConfig(emb memory.Embedder) recall.Config {
 	noUsage := false
-	return recall.Config{
+	cfg := recall.Config{
 		RecordUsage:   &noUsage,
 		Weights:       recall.Weights{Relevance: 0.6, Recency: -1, Confidence: 0.15, Usage: 0.05},
 		Context:       0.8,
 		ContextRadius: 2,
-		VectorShare:   recall.LexicalVectorShare,
 	}
+	if _, lexical := emb.(*offline.Embedder); lexical {
+		cfg.VectorShare = recall.LexicalVectorShare
+	}
+	return cfg
 }
 
 // Report is the outcome of a run.
@@ -124,7 +128,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	if opt.NewIndex == nil {
 		opt.NewIndex = func(_ context.Context, dim int) (memory.VectorIndex, error) { return memory.NewMemIndex(dim), nil }
 	}
-	cfg := EngineConfig()
+	cfg := EngineConfig(opt.Embedder)
 	if opt.Config != nil {
 		cfg = *opt.Config
 	}
