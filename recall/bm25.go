@@ -1,9 +1,11 @@
 package recall
 
 import (
+	"cmp"
+	"container/heap"
 	"math"
 	"slices"
-	"strings"
+	"sync"
 
 	"github.com/hindsight-memory/hindsight/lang"
 )
@@ -92,9 +94,32 @@ type kwHit struct {
 	score float64
 }
 
-// search scores the documents that share a term with the query and that
-// accept admits, and returns the best k, highest first. Query terms count
-// once each. The cost is the total length of the query terms' postings.
+// accumulators are reused across searches: a dense score per ordinal and
+// the ordinals touched, so a search allocates little whatever the store's
+// size.
+type accumulators struct {
+	score   []float64
+	touched []int32
+}
+
+var accPool = sync.Pool{New: func() any { return &accumulators{} }}
+
+// queryTerm is one distinct query term with its postings and weight.
+type queryTerm struct {
+	postings map[int32]int32
+	idf      float64
+}
+
+// search returns the best k documents for the query terms among those
+// accept admits, highest BM25 first, ties by ID. Query terms count once
+// each.
+//
+// It is term-at-a-time with MaxScore pruning, so that frequent terms do
+// not make a large store slow: terms are scored rarest first, and once the
+// k-th best admitted score exceeds the most the remaining terms could add
+// to a document, no document they alone match can reach the top k, so the
+// remaining terms only update the documents already scored. The result is
+// the exact BM25 top k.
 func (x *keywordIndex) search(queryTerms []string, accept func(int32) bool, k int) []kwHit {
 	if x.live == 0 || k <= 0 {
 		return nil
@@ -103,7 +128,7 @@ func (x *keywordIndex) search(queryTerms []string, accept func(int32) bool, k in
 	if avg == 0 {
 		avg = 1
 	}
-	scores := map[int32]float64{}
+	var qs []queryTerm
 	seen := map[string]bool{}
 	for _, t := range queryTerms {
 		if seen[t] {
@@ -115,30 +140,125 @@ func (x *keywordIndex) search(queryTerms []string, accept func(int32) bool, k in
 			continue
 		}
 		df := float64(len(p))
-		idf := math.Log(1 + (float64(x.live)-df+0.5)/(df+0.5))
-		for ord, tf := range p {
-			f := float64(tf)
-			norm := f + bm25K1*(1-bm25B+bm25B*float64(x.docs[ord].length)/avg)
-			scores[ord] += idf * f * (bm25K1 + 1) / norm
-		}
+		qs = append(qs, queryTerm{p, math.Log(1 + (float64(x.live)-df+0.5)/(df+0.5))})
 	}
-	hits := make([]kwHit, 0, len(scores))
-	for ord, s := range scores {
-		if accept == nil || accept(ord) {
-			hits = append(hits, kwHit{ord, s})
-		}
+	if len(qs) == 0 {
+		return nil
 	}
-	slices.SortFunc(hits, func(a, b kwHit) int {
-		if a.score != b.score {
-			if a.score > b.score {
-				return -1
+	slices.SortFunc(qs, func(a, b queryTerm) int { return cmp.Compare(b.idf, a.idf) })
+	// rest[i] bounds what terms i.. can add to one document: the tf part of
+	// BM25 stays below k1+1.
+	rest := make([]float64, len(qs)+1)
+	for i := len(qs) - 1; i >= 0; i-- {
+		rest[i] = rest[i+1] + qs[i].idf*(bm25K1+1)
+	}
+
+	acc := accPool.Get().(*accumulators)
+	defer func() {
+		for _, o := range acc.touched {
+			acc.score[o] = 0
+		}
+		acc.touched = acc.touched[:0]
+		accPool.Put(acc)
+	}()
+	if len(acc.score) < len(x.docs) {
+		acc.score = make([]float64, len(x.docs))
+	}
+	admitted := map[int32]bool{} // accept's answer per scored document
+	admits := func(o int32) bool {
+		ok, known := admitted[o]
+		if !known {
+			ok = accept == nil || accept(o)
+			admitted[o] = ok
+		}
+		return ok
+	}
+	weight := func(o int32, tf int32, idf float64) float64 {
+		f := float64(tf)
+		return idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(x.docs[o].length)/avg))
+	}
+	for i, q := range qs {
+		// Checking costs a pass over the scored documents: worth it only
+		// when the term's postings are longer.
+		closed := i > 0 && len(acc.touched) >= k && len(q.postings) > len(acc.touched) &&
+			x.kthAdmitted(acc, admits, k) > rest[i]
+		if closed {
+			for _, o := range acc.touched {
+				if tf, ok := q.postings[o]; ok {
+					acc.score[o] += weight(o, tf, q.idf)
+				}
 			}
-			return 1
+			continue
 		}
-		return strings.Compare(x.docs[a.ord].id, x.docs[b.ord].id)
-	})
-	if len(hits) > k {
-		hits = hits[:k]
+		for o, tf := range q.postings {
+			if acc.score[o] == 0 {
+				acc.touched = append(acc.touched, o)
+			}
+			acc.score[o] += weight(o, tf, q.idf)
+		}
 	}
-	return hits
+	return x.topAdmitted(acc, admits, k)
+}
+
+// kthAdmitted is the k-th best score among scored, admitted documents (0
+// when fewer are admitted).
+func (x *keywordIndex) kthAdmitted(acc *accumulators, admits func(int32) bool, k int) float64 {
+	hits := x.topAdmitted(acc, admits, k)
+	if len(hits) < k {
+		return 0
+	}
+	return hits[k-1].score
+}
+
+// topAdmitted selects the best k admitted documents with a bounded heap.
+func (x *keywordIndex) topAdmitted(acc *accumulators, admits func(int32) bool, k int) []kwHit {
+	h := &hitHeap{x: x}
+	for _, o := range acc.touched {
+		s := acc.score[o]
+		if len(h.hits) == k && !h.better(kwHit{o, s}, h.hits[0]) {
+			continue
+		}
+		if !admits(o) {
+			continue
+		}
+		if len(h.hits) < k {
+			heap.Push(h, kwHit{o, s})
+		} else {
+			h.hits[0] = kwHit{o, s}
+			heap.Fix(h, 0)
+		}
+	}
+	out := h.hits
+	slices.SortFunc(out, func(a, b kwHit) int {
+		if h.better(a, b) {
+			return -1
+		}
+		return 1
+	})
+	return out
+}
+
+// hitHeap is a min-heap of hits: its root is the worst kept hit.
+type hitHeap struct {
+	x    *keywordIndex
+	hits []kwHit
+}
+
+// better orders hits by score, then by ID, so rankings do not depend on
+// insertion order.
+func (h *hitHeap) better(a, b kwHit) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return h.x.docs[a.ord].id < h.x.docs[b.ord].id
+}
+
+func (h *hitHeap) Len() int           { return len(h.hits) }
+func (h *hitHeap) Less(i, j int) bool { return h.better(h.hits[j], h.hits[i]) }
+func (h *hitHeap) Swap(i, j int)      { h.hits[i], h.hits[j] = h.hits[j], h.hits[i] }
+func (h *hitHeap) Push(v any)         { h.hits = append(h.hits, v.(kwHit)) }
+func (h *hitHeap) Pop() any {
+	v := h.hits[len(h.hits)-1]
+	h.hits = h.hits[:len(h.hits)-1]
+	return v
 }

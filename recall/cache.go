@@ -218,6 +218,18 @@ func (c *tenantCache) apply(m memory.Memory) {
 	}
 }
 
+// markAbsent records that the store holds no version of ids the cache
+// does not know, as version 0: any real version supersedes it.
+func (c *tenantCache) markAbsent(ids []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		if _, ok := c.versions[id]; !ok {
+			c.versions[id] = 0
+		}
+	}
+}
+
 // drop removes memories from the cache, e.g. after a forget.
 func (c *tenantCache) drop(ids []string) {
 	c.mu.Lock()

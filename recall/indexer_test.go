@@ -208,3 +208,43 @@ func TestTenantEviction(t *testing.T) {
 		t.Fatalf("evicted tenant a recalls %q after rebuilding", got)
 	}
 }
+
+// countingStore counts Memories calls that name IDs.
+type countingStore struct {
+	*memory.MemStore
+	byID int
+}
+
+func (s *countingStore) Memories(ctx context.Context, f memory.MemoryFilter) ([]memory.Memory, error) {
+	if len(f.IDs) > 0 {
+		s.byID++
+	}
+	return s.MemStore.Memories(ctx, f)
+}
+
+func TestVectorHitUnknownToStoreIsSkipped(t *testing.T) {
+	ctx := context.Background()
+	store := &countingStore{MemStore: memory.NewMemStore()}
+	index := memory.NewMemIndex(64)
+	emb := &wordEmbedder{dim: 64}
+	eng, err := New(Config{RecordUsage: noUsage()}, Deps{Memories: store, Index: index, Embedder: emb, Clock: fixedClock(base)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	// The index holds a document the store never had (a purge the index
+	// has not caught up with).
+	vecs, _ := emb.Embed(ctx, []string{"orphaned vector about kafka"})
+	if err := index.Upsert(ctx, memory.CollectionMemories, []memory.VectorDoc{memory.VectorDocOf(mem("acme", "ghost", "", 0), vecs[0])}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		r, err := eng.Recall(ctx, memory.Query{Tenant: "acme", Text: "kafka"})
+		if err != nil || len(r.Results) != 0 {
+			t.Fatalf("recall = %v, %v; want nothing", ids(r), err)
+		}
+	}
+	if store.byID != 1 {
+		t.Fatalf("the store was asked %d times for the orphan, want once", store.byID)
+	}
+}

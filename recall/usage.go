@@ -23,6 +23,10 @@ type usageRecorder struct {
 	log     *slog.Logger
 	metrics *metrics.Metrics
 
+	// mu orders record against close: once closed, uses are dropped
+	// rather than sent on the closed queue.
+	mu        sync.RWMutex
+	closed    bool
 	closeOnce sync.Once
 	done      chan struct{}
 }
@@ -38,6 +42,12 @@ func newUsageRecorder(store memory.MemoryStore, size int, log *slog.Logger, m *m
 
 // record enqueues uses without blocking.
 func (r *usageRecorder) record(us []memory.Usage) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed {
+		r.metrics.UsageDropped(len(us))
+		return
+	}
 	for i, u := range us {
 		select {
 		case r.queue <- u:
@@ -69,7 +79,12 @@ func (r *usageRecorder) flush(ctx context.Context) error {
 
 // close writes what is queued and stops the recorder.
 func (r *usageRecorder) close() {
-	r.closeOnce.Do(func() { close(r.queue) })
+	r.closeOnce.Do(func() {
+		r.mu.Lock()
+		r.closed = true
+		close(r.queue)
+		r.mu.Unlock()
+	})
 	<-r.done
 }
 

@@ -1,0 +1,541 @@
+package recall
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hindsight-memory/hindsight/lang"
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// Recall returns the memories that best answer q, with their score
+// breakdowns and provenance, and the text block for a prompt. Invalid
+// queries return EINVALID with a message that says what to fix.
+func (e *Engine) Recall(ctx context.Context, q memory.Query) (Response, error) {
+	start := time.Now()
+	resp, err := e.recall(ctx, q)
+	if err != nil {
+		e.deps.Metrics.RecallFailed(err)
+		return Response{}, err
+	}
+	resp.Took = time.Since(start)
+	e.deps.Metrics.ObserveRecall(resp.Took, len(resp.Results))
+	return resp, nil
+}
+
+// validateQuery checks q and fills in defaults.
+func (e *Engine) validateQuery(q memory.Query) (memory.Query, error) {
+	const op = "recall"
+	if err := memory.ValidateTenant(op, q.Tenant); err != nil {
+		return q, err
+	}
+	q.Text = strings.TrimSpace(q.Text)
+	switch {
+	case q.Text == "":
+		return q, memory.Invalidf(op, "text is required: describe what to recall, e.g. \"how to parse CSV files with Chinese headers\"")
+	case len(q.Text) > MaxQueryText:
+		return q, memory.Invalidf(op, "text is %d bytes long; shorten it to at most %d", len(q.Text), MaxQueryText)
+	case q.TopK == 0:
+		q.TopK = e.cfg.DefaultTopK
+	case q.TopK < 0 || q.TopK > e.cfg.MaxTopK:
+		return q, memory.Invalidf(op, "top_k must be between 1 and %d, got %d", e.cfg.MaxTopK, q.TopK)
+	}
+	for _, k := range q.Kinds {
+		if !k.Valid() {
+			return q, memory.Invalidf(op, "kind %q is not one of preference, lesson, fact, rule", k)
+		}
+	}
+	if q.MinConfidence < 0 || q.MinConfidence > 1 || math.IsNaN(q.MinConfidence) {
+		return q, memory.Invalidf(op, "min_confidence must lie between 0 and 1, got %v", q.MinConfidence)
+	}
+	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until) {
+		return q, memory.Invalidf(op, "since (%s) must be before until (%s)", q.Since.Format(time.RFC3339), q.Until.Format(time.RFC3339))
+	}
+	q.TaskType = strings.TrimSpace(q.TaskType)
+	return q, nil
+}
+
+// filterOf is the structured filter of q, applied to both candidate sources.
+func filterOf(q memory.Query) memory.VectorFilter {
+	statuses := []string{string(memory.StatusLive)}
+	if q.IncludeCold {
+		statuses = append(statuses, string(memory.StatusCold))
+	}
+	if q.IncludeSuperseded {
+		statuses = append(statuses, string(memory.StatusSuperseded))
+	}
+	return memory.VectorFilter{
+		Tenant: q.Tenant, Kinds: q.Kinds, TaskType: q.TaskType, Statuses: statuses,
+		MinConfidence: q.MinConfidence, Entities: normalizeEntities(q.Entities),
+		CreatedAfter: q.Since, CreatedBefore: q.Until,
+	}
+}
+
+// understand parses q's text: the LLM when configured, else (or when it
+// fails) the rules.
+func (e *Engine) understand(ctx context.Context, q memory.Query, c *tenantCache) Parsed {
+	if q.NoParse {
+		return Parsed{Text: q.Text, By: "none"}
+	}
+	now := e.deps.Clock()
+	if e.cfg.LLMQueryParsing && e.deps.QueryLLM != nil {
+		lctx, cancel := context.WithTimeout(ctx, e.cfg.LLMTimeout)
+		p, err := parseLLM(lctx, e.deps.QueryLLM, q.Text, now, e.cfg.Location, c)
+		cancel()
+		if err == nil {
+			return p
+		}
+		e.deps.Logger.Warn("recall: LLM query parsing failed; using the rules", "err", err)
+	}
+	return parseRules(q.Text, now, e.cfg.Location, c)
+}
+
+// vectorResult is the vector side's candidates.
+type vectorResult struct {
+	hits, inRange []memory.VectorHit
+	err           error
+}
+
+func (e *Engine) searchVectors(ctx context.Context, text string, f memory.VectorFilter, tf *memory.VectorFilter) vectorResult {
+	vecs, err := e.deps.Embedder.Embed(ctx, []string{text})
+	if err != nil {
+		return vectorResult{err: errorf("recall: embed query", err)}
+	}
+	if len(vecs) != 1 {
+		return vectorResult{err: memory.Invalidf("recall: embed query", "embedder returned %d vectors for 1 text", len(vecs))}
+	}
+	var r vectorResult
+	if r.hits, err = e.deps.Index.Search(ctx, memory.CollectionMemories, vecs[0], f, e.cfg.VectorCandidates); err != nil {
+		return vectorResult{err: errorf("recall: vector search", err)}
+	}
+	if tf != nil {
+		if r.inRange, err = e.deps.Index.Search(ctx, memory.CollectionMemories, vecs[0], *tf, e.cfg.VectorCandidates); err != nil {
+			return vectorResult{err: errorf("recall: vector search in time range", err)}
+		}
+	}
+	return r
+}
+
+func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
+	q, err := e.validateQuery(q)
+	if err != nil {
+		return Response{}, err
+	}
+	c, err := e.cache(ctx, q.Tenant)
+	if err != nil {
+		return Response{}, err
+	}
+	e.maybeSync(c)
+	parsed := e.understand(ctx, q, c)
+
+	f := filterOf(q)
+	var tf *memory.VectorFilter // the time-boost filter
+	if parsed.Time != nil && q.Since.IsZero() && q.Until.IsZero() {
+		switch e.cfg.TimeHints {
+		case TimeFilter:
+			f.CreatedAfter, f.CreatedBefore = parsed.Time.Since, parsed.Time.Until
+			parsed.TimeUse = string(TimeFilter)
+		case TimeBoost:
+			t := f
+			t.CreatedAfter, t.CreatedBefore = parsed.Time.Since, parsed.Time.Until
+			tf = &t
+			parsed.TimeUse = string(TimeBoost)
+		}
+	}
+
+	// The vector side may wait on the network; the keyword side runs
+	// meanwhile.
+	var vec vectorResult
+	var wg sync.WaitGroup
+	if e.deps.Index != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			vec = e.searchVectors(ctx, parsed.Text, f, tf)
+		}()
+	}
+	terms := lang.Terms(parsed.Text)
+	kw, kwIn := c.searchKeyword(terms, f, tf, e.cfg.KeywordCandidates)
+	wg.Wait()
+	if vec.err != nil {
+		return Response{}, vec.err
+	}
+	if parsed.TimeUse == string(TimeFilter) && len(kw) == 0 && !slices.ContainsFunc(vec.hits, similar) {
+		// A range read from the text is a guess; when nothing at all was
+		// created in it, answer without it rather than with nothing, and
+		// say so. The expression's words count again ("summer" may match).
+		// Explicit Since/Until never fall back.
+		f.CreatedAfter, f.CreatedBefore = q.Since, q.Until
+		parsed.TimeUse = timeFilterEmpty
+		parsed.Text = q.Text
+		terms = lang.Terms(parsed.Text)
+		if e.deps.Index != nil {
+			vec = e.searchVectors(ctx, parsed.Text, f, nil)
+			if vec.err != nil {
+				return Response{}, vec.err
+			}
+		}
+		kw, _ = c.searchKeyword(terms, f, nil, e.cfg.KeywordCandidates)
+	}
+	if err := e.fetchMissing(ctx, c, q.Tenant, vec); err != nil {
+		return Response{}, err
+	}
+
+	results, pols := e.rank(c, q, parsed, f, tf, vec, kw, kwIn)
+	e.decorate(ctx, q, results, pols)
+	resp := Response{Results: results, Text: renderText(results), Parsed: parsed}
+	if resp.Results == nil {
+		resp.Results = []memory.Result{}
+	}
+	e.recordUsage(c, q.Tenant, results)
+	return resp, nil
+}
+
+// searchKeyword returns the keyword candidates passing f and, with a time
+// boost, those passing tf too.
+func (c *tenantCache) searchKeyword(terms []string, f memory.VectorFilter, tf *memory.VectorFilter, k int) (kw, kwIn []kwHitID) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	run := func(f memory.VectorFilter) []kwHitID {
+		hits := c.kw.search(terms, func(ord int32) bool {
+			e := c.byOrd[ord]
+			return e != nil && f.Match(e.doc)
+		}, k)
+		out := make([]kwHitID, len(hits))
+		for i, h := range hits {
+			out[i] = kwHitID{c.byOrd[h.ord].mem.ID, h.score}
+		}
+		return out
+	}
+	kw = run(f)
+	if tf != nil {
+		kwIn = run(*tf)
+	}
+	return kw, kwIn
+}
+
+type kwHitID struct {
+	id    string
+	score float64
+}
+
+// fetchMissing loads vector hits the cache does not hold yet (written by
+// another process since the last catch-up) from the store.
+func (e *Engine) fetchMissing(ctx context.Context, c *tenantCache, tenant string, vec vectorResult) error {
+	var missing []string
+	c.mu.RLock()
+	for _, hs := range [][]memory.VectorHit{vec.hits, vec.inRange} {
+		for _, h := range hs {
+			if _, ok := c.versions[h.Doc.ID]; !ok && !slices.Contains(missing, h.Doc.ID) {
+				missing = append(missing, h.Doc.ID)
+			}
+		}
+	}
+	c.mu.RUnlock()
+	if len(missing) == 0 {
+		return nil
+	}
+	ms, err := e.deps.Memories.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: missing})
+	if err != nil {
+		return errorf("recall: load memories missing from the cache", err)
+	}
+	c.applyAll(ms, false)
+	// IDs the store does not know (an index not yet reconciled after a
+	// purge) are remembered, so that each recall does not ask again.
+	c.markAbsent(missing)
+	return nil
+}
+
+// similar reports whether a vector hit has anything in common with the
+// query: a vector with cosine zero or below is no candidate, whatever its
+// rank.
+func similar(h memory.VectorHit) bool { return h.Score > 0 }
+
+// rank fuses the candidates, reranks them and returns the top results.
+func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, f memory.VectorFilter, tf *memory.VectorFilter,
+	vec vectorResult, kw, kwIn []kwHitID) ([]memory.Result, []polarity) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+
+	// Candidate lists, re-checked against the cached versions: the vector
+	// index may lag the store.
+	cosine := map[string]float64{}
+	vecList := func(hits []memory.VectorHit, f memory.VectorFilter) ranked {
+		var r ranked
+		for _, h := range hits {
+			if !similar(h) {
+				continue
+			}
+			if en := c.entries[h.Doc.ID]; en != nil && f.Match(en.doc) {
+				r.add(h.Doc.ID, h.Score)
+				cosine[h.Doc.ID] = h.Score
+			}
+		}
+		return r
+	}
+	kwList := func(hits []kwHitID) ranked {
+		var r ranked
+		for _, h := range hits {
+			r.add(h.id, h.score)
+		}
+		return r
+	}
+	bm25 := map[string]float64{}
+	for _, h := range kw {
+		bm25[h.id] = h.score
+	}
+	vs := e.cfg.VectorShare
+	if e.deps.Index == nil {
+		vs = 0
+	}
+	lists := []ranked{vecList(vec.hits, f), kwList(kw)}
+	lists[0].weight, lists[1].weight = vs, 1-vs
+	if tf != nil && e.cfg.Fusion == FusionRRF {
+		in := []ranked{vecList(vec.inRange, *tf), kwList(kwIn)}
+		in[0].weight, in[1].weight = vs*timeBoostShare, (1-vs)*timeBoostShare
+		lists = append(lists, in...)
+	}
+	if e.cfg.Context > 0 {
+		for i := range lists {
+			lists[i] = c.widen(lists[i], f, e.cfg.Context, e.cfg.ContextRadius)
+		}
+	}
+	var fused map[string]float64
+	if e.cfg.Fusion == FusionWeighted {
+		fused = fuseWeighted(lists)
+	} else {
+		fused = fuseRRF(lists, e.cfg.RRFK)
+	}
+
+	maxBM25 := 0.0
+	for _, s := range bm25 {
+		maxBM25 = max(maxBM25, s)
+	}
+	now := e.deps.Clock()
+	w := e.cfg.weights()
+	hints := len(parsed.Entities) > 0 || parsed.TaskType != "" || len(parsed.Phrases) > 0
+	type scored struct {
+		en *entry
+		b  memory.ScoreBreakdown
+	}
+	cands := make([]scored, 0, len(fused))
+	for id, rel := range fused {
+		en := c.entries[id]
+		if en == nil {
+			continue
+		}
+		m := &en.mem
+		if tf != nil && e.cfg.Fusion == FusionWeighted {
+			in := 0.0
+			if tf.Match(en.doc) {
+				in = 1
+			}
+			rel = (rel + timeBoostShare*in) / (1 + timeBoostShare)
+		}
+		if hints && e.cfg.HintBoost > 0 {
+			hit := 0.0
+			if carriesHint(en, parsed) {
+				hit = 1
+			}
+			rel = (rel + e.cfg.HintBoost*hit) / (1 + e.cfg.HintBoost)
+		}
+		b := memory.ScoreBreakdown{
+			Similarity: cosine[id],
+			Fused:      rel,
+			Recency:    recency(*m, now, e.cfg.RecencyHalfLife),
+			Confidence: clamp01(m.Confidence),
+			Usage:      float64(m.RecallCount) / float64(m.RecallCount+e.cfg.UsageHalf),
+		}
+		if maxBM25 > 0 {
+			b.Keyword = bm25[id] / maxBM25
+		}
+		b.Final = w.Relevance*b.Fused + w.Recency*b.Recency + w.Confidence*b.Confidence + w.Usage*b.Usage
+		cands = append(cands, scored{en, b})
+	}
+	slices.SortFunc(cands, func(a, b scored) int {
+		if a.b.Final != b.b.Final {
+			if a.b.Final > b.b.Final {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.en.mem.ID, b.en.mem.ID)
+	})
+	cands = cands[:min(len(cands), q.TopK)]
+	results := make([]memory.Result, len(cands))
+	for i, sc := range cands {
+		results[i] = memory.Result{Memory: cloneMemory(sc.en.mem), Score: sc.b.Final, Breakdown: sc.b}
+	}
+	// Text that reads like an instruction to the agent is flagged even when
+	// no writer flagged it, so callers and the text block can warn.
+	pols := make([]polarity, len(results))
+	for i := range results {
+		m := &results[i].Memory
+		en := c.entries[m.ID]
+		if !slices.Contains(m.Flags, memory.FlagInstructionLike) && en.instructionLike() {
+			m.Flags = append(m.Flags, memory.FlagInstructionLike)
+		}
+		pols[i] = en.polarity()
+	}
+	return results, pols
+}
+
+// timeFilterEmpty is Parsed.TimeUse when a parsed range matched nothing
+// and was dropped.
+const timeFilterEmpty = "ignored: no memory in range"
+
+// timeBoostShare is the weight of the in-range lists relative to the
+// unrestricted ones when a time expression boosts: in-range memories rank
+// higher, out-of-range ones can still win on relevance.
+const timeBoostShare = 0.5
+
+// widen gives each listed memory's neighbours in its source episodes
+// factor^distance times its score, when that beats what they have, and
+// re-sorts.
+// Callers hold c.mu.
+func (c *tenantCache) widen(l ranked, f memory.VectorFilter, factor float64, radius int) ranked {
+	score := make(map[string]float64, len(l.ids))
+	for i, id := range l.ids {
+		score[id] = l.scores[i]
+	}
+	for i, id := range l.ids {
+		en := c.entries[id]
+		if en == nil {
+			continue
+		}
+		for _, n := range c.neighbors(en, radius) {
+			if s := math.Pow(factor, float64(n.dist)) * l.scores[i]; s > score[n.e.mem.ID] && f.Match(n.e.doc) {
+				score[n.e.mem.ID] = s
+			}
+		}
+	}
+	out := ranked{weight: l.weight}
+	for id, s := range score {
+		out.add(id, s)
+	}
+	out.sortByScore()
+	return out
+}
+
+// carriesHint reports whether a memory carries a hinted entity or task
+// type, or contains a quoted phrase or file name of the query.
+func carriesHint(en *entry, p Parsed) bool {
+	if p.TaskType != "" && en.mem.TaskType == p.TaskType {
+		return true
+	}
+	for _, h := range p.Entities {
+		if slices.Contains(en.doc.Entities, h) {
+			return true
+		}
+	}
+	if len(p.Phrases) > 0 {
+		text := lang.Fold(en.mem.Content)
+		for _, ph := range p.Phrases {
+			if strings.Contains(text, ph) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// recency halves every halfLife since the memory's current version.
+func recency(m memory.Memory, now time.Time, halfLife time.Duration) float64 {
+	t := m.UpdatedAt
+	if t.IsZero() {
+		t = m.CreatedAt
+	}
+	age := now.Sub(t)
+	if age <= 0 || halfLife <= 0 {
+		return 1
+	}
+	return math.Exp2(-float64(age) / float64(halfLife))
+}
+
+func clamp01(x float64) float64 { return min(max(x, 0), 1) }
+
+// decorate adds provenance, event IDs when asked for, and contradiction
+// flags. Provenance is worth less than an answer: lookup failures are
+// logged and the results keep episode IDs only.
+func (e *Engine) decorate(ctx context.Context, q memory.Query, rs []memory.Result, pols []polarity) {
+	var sources []string
+	for _, r := range rs {
+		for _, s := range r.Memory.Sources {
+			if !slices.Contains(sources, s) {
+				sources = append(sources, s)
+			}
+		}
+	}
+	refs, err := e.episodes.refs(ctx, q.Tenant, sources)
+	if err != nil {
+		e.deps.Logger.Warn("recall: provenance", "tenant", q.Tenant, "err", err)
+	}
+	sessions := map[string][]string{} // session ID → its event IDs, read once
+	for i := range rs {
+		r := &rs[i]
+		for _, s := range r.Memory.Sources {
+			r.Episodes = append(r.Episodes, refs[s])
+		}
+		if q.WithEvents {
+			r.EventIDs = e.eventIDs(ctx, q.Tenant, r, sessions)
+		}
+		// Evidence is event IDs: returned only when asked for.
+		r.Memory.Evidence = nil
+	}
+	markConflicts(rs, pols, e.deps.Conflicts)
+}
+
+// eventIDs are the raw events behind a result: the memory's evidence when
+// it records some, else (with an EventLog) the events of its source
+// sessions, at most MaxEventIDs.
+func (e *Engine) eventIDs(ctx context.Context, tenant string, r *memory.Result, sessions map[string][]string) []string {
+	if len(r.Memory.Evidence) > 0 {
+		return slices.Clone(r.Memory.Evidence[:min(len(r.Memory.Evidence), e.cfg.MaxEventIDs)])
+	}
+	if e.deps.Events == nil {
+		return nil
+	}
+	var out []string
+	for _, ep := range r.Episodes {
+		if ep.SessionID == "" {
+			continue
+		}
+		ids, ok := sessions[ep.SessionID]
+		if !ok {
+			evs, err := e.deps.Events.SessionEvents(ctx, tenant, ep.SessionID)
+			if err != nil {
+				e.deps.Logger.Warn("recall: session events", "tenant", tenant, "session", ep.SessionID, "err", err)
+			}
+			for _, ev := range evs {
+				ids = append(ids, ev.ID)
+			}
+			sessions[ep.SessionID] = ids
+		}
+		out = append(out, ids...)
+		if len(out) >= e.cfg.MaxEventIDs {
+			return out[:e.cfg.MaxEventIDs]
+		}
+	}
+	return out
+}
+
+// recordUsage counts the results as recalled, in the cache at once and in
+// the store in the background.
+func (e *Engine) recordUsage(c *tenantCache, tenant string, rs []memory.Result) {
+	if e.usage == nil || len(rs) == 0 {
+		return
+	}
+	at := e.deps.Clock().UTC()
+	ids := make([]string, len(rs))
+	us := make([]memory.Usage, len(rs))
+	for i, r := range rs {
+		ids[i] = r.Memory.ID
+		us[i] = memory.Usage{Tenant: tenant, MemoryID: r.Memory.ID, Kind: memory.UsageRecalled, At: at}
+	}
+	c.bumpUsage(ids, at)
+	e.usage.record(us)
+}
