@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hindsight-memory/hindsight/lang"
@@ -147,23 +146,17 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 		}
 	}
 
-	// The vector side may wait on the network; the keyword side runs
-	// meanwhile.
+	// The two sources run one after the other: the keyword side costs
+	// well under a millisecond, so overlapping it with the vector side
+	// would save little and add a goroutine hand-off to every recall.
 	var vec vectorResult
-	var wg sync.WaitGroup
 	if e.deps.Index != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			vec = e.searchVectors(ctx, parsed.Text, f, tf)
-		}()
+		if vec = e.searchVectors(ctx, parsed.Text, f, tf); vec.err != nil {
+			return Response{}, vec.err
+		}
 	}
 	terms := lang.Terms(parsed.Text)
 	kw, kwIn := c.searchKeyword(terms, f, tf, e.cfg.KeywordCandidates)
-	wg.Wait()
-	if vec.err != nil {
-		return Response{}, vec.err
-	}
 	if parsed.TimeUse == string(TimeFilter) && len(kw) == 0 && !slices.ContainsFunc(vec.hits, similar) {
 		// A range read from the text is a guess; when nothing at all was
 		// created in it, answer without it rather than with nothing, and

@@ -35,6 +35,9 @@ func ParseTime(text string, now time.Time, loc *time.Location) (r TimeRange, res
 	if loc == nil {
 		loc = time.UTC
 	}
+	if !mayHoldTime(text) {
+		return TimeRange{}, text, false
+	}
 	p := timeParser{now: now.In(loc), loc: loc}
 	p.today = p.day(p.now)
 	start, end, sp, found := p.first(text)
@@ -52,6 +55,28 @@ func ParseTime(text string, now time.Time, loc *time.Location) (r TimeRange, res
 	start, end, sp = p.modify(text, start, end, sp)
 	rest = strings.Join(strings.Fields(text[:start]+" "+text[end:]), " ")
 	return TimeRange{Since: sp.since, Until: sp.until, Expr: strings.TrimSpace(text[start:end])}, rest, true
+}
+
+// timeTriggers are substrings every time expression contains (besides
+// digits): a text with none of them is not run through the rules, which
+// keeps query understanding cheap for most queries.
+var timeTriggers = []string{
+	"day", "night", "morning", "afternoon", "evening", "week", "month", "year", "ago",
+	"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+	"天", "周", "月", "年", "昨", "今", "日", "号", "星期", "礼拜", "早", "晚",
+}
+
+func mayHoldTime(text string) bool {
+	if strings.ContainsFunc(text, func(r rune) bool { return r >= '0' && r <= '9' }) {
+		return true
+	}
+	lower := strings.ToLower(text)
+	for _, t := range timeTriggers {
+		if strings.Contains(lower, t) {
+			return true
+		}
+	}
+	return false
 }
 
 type span struct{ since, until time.Time }
