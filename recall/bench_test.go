@@ -43,7 +43,7 @@ func benchRecall(b *testing.B, n int, hybrid bool) {
 		deps.Index, deps.Embedder = index, emb
 		ideps.Index, ideps.Embedder = index, emb
 	}
-	eng, err := New(Config{RecordUsage: noUsage()}, deps)
+	eng, err := New(Config{NoUsage: true}, deps)
 	if err != nil {
 		b.Fatal(err)
 	}

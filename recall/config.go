@@ -89,8 +89,7 @@ type Config struct {
 	// but without its weighting of rare words, LexicalVectorShare suits
 	// better.
 	VectorShare float64
-	// Weights are the rerank weights (DefaultWeights). Set a weight to a
-	// negative number to make it zero; zero means the default.
+	// Weights are the rerank weights; all zero means DefaultWeights.
 	Weights Weights
 	// RecencyHalfLife is the age at which the recency signal halves (30
 	// days). Recency is measured from a memory's last version (UpdatedAt).
@@ -139,9 +138,9 @@ type Config struct {
 	// MaxTenants bounds how many tenants' caches stay in memory (256); the
 	// least recently used is evicted and rebuilt on its next recall.
 	MaxTenants int
-	// RecordUsage records each recall's results as memory.UsageRecalled in
-	// the background. Nil means true.
-	RecordUsage *bool
+	// NoUsage turns off recording each recall's results as
+	// memory.UsageRecalled (recorded in the background by default).
+	NoUsage bool
 	// UsageQueue bounds the background usage queue (4096 entries); when it
 	// is full, entries are dropped and counted.
 	UsageQueue int
@@ -208,10 +207,6 @@ func (c Config) withDefaults() Config {
 	if c.HintBoost == 0 {
 		c.HintBoost = 0.1
 	}
-	if c.RecordUsage == nil {
-		t := true
-		c.RecordUsage = &t
-	}
 	return c
 }
 
@@ -229,8 +224,8 @@ func (c Config) validate() error {
 		return memory.Invalidf(op, "RRFK must be positive, got %v", c.RRFK)
 	case c.VectorShare < 0 || c.VectorShare > 1:
 		return memory.Invalidf(op, "VectorShare must lie in [0,1], got %v", c.VectorShare)
-	case c.Weights.Relevance <= 0:
-		return memory.Invalidf(op, "the relevance weight must be positive, got %v", c.Weights.Relevance)
+	case c.Weights.Relevance <= 0 || c.Weights.Recency < 0 || c.Weights.Confidence < 0 || c.Weights.Usage < 0:
+		return memory.Invalidf(op, "rerank weights must not be negative and the relevance weight must be positive, got %+v", c.Weights)
 	case c.Context < 0 || c.Context > 1:
 		return memory.Invalidf(op, "Context must lie in [0,1], got %v", c.Context)
 	case c.ContextRadius < 0:
@@ -241,13 +236,6 @@ func (c Config) validate() error {
 		return memory.Invalidf(op, "RecencyHalfLife, UsageHalf, MaxTenants, UsageQueue and EmbedBatch must be positive")
 	}
 	return nil
-}
-
-// weights returns the effective rerank weights: negative means zero.
-func (c Config) weights() Weights {
-	w := c.Weights
-	clip := func(x float64) float64 { return max(x, 0) }
-	return Weights{clip(w.Relevance), clip(w.Recency), clip(w.Confidence), clip(w.Usage)}
 }
 
 // Deps are what an Engine needs from the outside world.

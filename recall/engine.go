@@ -60,7 +60,7 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		episodes: newEpisodeCache(deps.Episodes, cfg.EpisodeCacheSize, cfg.EpisodeCacheTTL),
 		ctx:      ctx, cancel: cancel,
 	}
-	if *cfg.RecordUsage {
+	if !cfg.NoUsage {
 		e.usage = newUsageRecorder(deps.Memories, cfg.UsageQueue, deps.Logger, deps.Metrics)
 	}
 	return e, nil

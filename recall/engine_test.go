@@ -111,7 +111,7 @@ func grep(s, sub string) string {
 }
 
 func TestQueryUnderstanding(t *testing.T) {
-	e := newEnv(t, Config{RecordUsage: noUsage()})
+	e := newEnv(t, Config{NoUsage: true})
 	lastWeek := mem("acme", "lastweek", "the CSV import failed on a BOM", 8*24*time.Hour) // Tuesday 10 March
 	old := mem("acme", "old", "the CSV import failed on a BOM", 40*24*time.Hour)
 	e.write(t, lastWeek, old)
@@ -146,7 +146,7 @@ func TestQueryUnderstanding(t *testing.T) {
 }
 
 func TestTimeBoost(t *testing.T) {
-	e := newEnv(t, Config{RecordUsage: noUsage(), TimeHints: TimeBoost, Weights: Weights{Relevance: 1, Recency: -1, Confidence: -1, Usage: -1}})
+	e := newEnv(t, Config{NoUsage: true, TimeHints: TimeBoost, Weights: Weights{Relevance: 1, Recency: 0, Confidence: 0, Usage: 0}})
 	inRange := mem("acme", "in", "we moved the CSV import to a queue", 8*24*time.Hour)
 	better := mem("acme", "out", "the CSV import moved to a queue worker", 40*24*time.Hour)
 	e.write(t, inRange, better)
@@ -157,7 +157,7 @@ func TestTimeBoost(t *testing.T) {
 }
 
 func TestHints(t *testing.T) {
-	e := newEnv(t, Config{RecordUsage: noUsage(), Weights: Weights{Relevance: 1, Recency: -1, Confidence: -1, Usage: -1}})
+	e := newEnv(t, Config{NoUsage: true, Weights: Weights{Relevance: 1, Recency: 0, Confidence: 0, Usage: 0}})
 	billing := mem("acme", "billing", "retry the webhook with backoff", 0)
 	billing.Entities = []string{"Billing Service"}
 	billing.TaskType = "incident-response"
@@ -201,7 +201,7 @@ func TestLLMQueryParsing(t *testing.T) {
 	store, index := memory.NewMemStore(), memory.NewMemIndex(64)
 	llm := &fakeLLM{answer: `{"query":"CSV import","since":"2026-03-09","until":"2026-03-16","entities":["Importer"],"task_type":""}`}
 	emb := &wordEmbedder{dim: 64}
-	eng, err := New(Config{RecordUsage: noUsage(), LLMQueryParsing: true}, Deps{Memories: store, Index: index, Embedder: emb, QueryLLM: llm, Clock: fixedClock(base)})
+	eng, err := New(Config{NoUsage: true, LLMQueryParsing: true}, Deps{Memories: store, Index: index, Embedder: emb, QueryLLM: llm, Clock: fixedClock(base)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestLLMQueryParsing(t *testing.T) {
 
 func TestWithEvents(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, Config{RecordUsage: noUsage()})
+	e := newEnv(t, Config{NoUsage: true})
 	withEvidence := mem("acme", "m1", "pin the node version in CI", 0)
 	withEvidence.Evidence = []string{"ev_1", "ev_2"}
 	fromSession := mem("acme", "m2", "pin the python version in CI", 0)

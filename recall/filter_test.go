@@ -37,7 +37,7 @@ func filterFixture(t *testing.T, e *env) {
 }
 
 func TestFilters(t *testing.T) {
-	e := newEnv(t, Config{RecordUsage: noUsage()})
+	e := newEnv(t, Config{NoUsage: true})
 	filterFixture(t, e)
 	live := []string{"entity", "lesson", "old", "sure", "task"}
 	cases := []struct {
@@ -75,9 +75,9 @@ func TestFiltersApplyToBothSources(t *testing.T) {
 	// Keyword-only and vector-only engines must filter alike.
 	store := memory.NewMemStore()
 	index := memory.NewMemIndex(64)
-	e := newEnvOver(t, Config{RecordUsage: noUsage()}, store, index)
+	e := newEnvOver(t, Config{NoUsage: true}, store, index)
 	filterFixture(t, e)
-	kwOnly, err := New(Config{RecordUsage: noUsage()}, Deps{Memories: store, Clock: fixedClock(base)})
+	kwOnly, err := New(Config{NoUsage: true}, Deps{Memories: store, Clock: fixedClock(base)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestFiltersApplyToBothSources(t *testing.T) {
 }
 
 func TestTenantIsolation(t *testing.T) {
-	e := newEnv(t, Config{RecordUsage: noUsage()})
+	e := newEnv(t, Config{NoUsage: true})
 	filterFixture(t, e)
 	got := ids(e.recall(t, memory.Query{Tenant: "other", Text: "report", TopK: 50, IncludeCold: true, IncludeSuperseded: true}))
 	if !slices.Equal(got, []string{"other-tenant"}) {
@@ -116,7 +116,7 @@ func TestTenantIsolation(t *testing.T) {
 }
 
 func TestQueryValidation(t *testing.T) {
-	e := newEnv(t, Config{RecordUsage: noUsage()})
+	e := newEnv(t, Config{NoUsage: true})
 	cases := []struct {
 		q    memory.Query
 		want string

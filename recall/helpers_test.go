@@ -118,6 +118,3 @@ func ids(r Response) []string {
 	}
 	return out
 }
-
-// noUsage is a Config field value that turns usage recording off.
-func noUsage() *bool { f := false; return &f }

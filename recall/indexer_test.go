@@ -11,7 +11,7 @@ import (
 
 func TestIndexerIdempotent(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, Config{RecordUsage: noUsage()})
+	e := newEnv(t, Config{NoUsage: true})
 	m := mem("acme", "m1", "rotate the API keys every 90 days", time.Hour)
 	e.write(t, m)
 	e.write(t, m) // a retried activity
@@ -33,7 +33,7 @@ func TestIndexerIdempotent(t *testing.T) {
 
 func TestIndexerEmbedsOnlyChangedText(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, Config{RecordUsage: noUsage()})
+	e := newEnv(t, Config{NoUsage: true})
 	v1 := mem("acme", "m1", "rotate the API keys every 90 days", time.Hour)
 	e.write(t, v1)
 
@@ -72,7 +72,7 @@ func TestIndexerEmbedsOnlyChangedText(t *testing.T) {
 }
 
 func TestIndexerRejectsInvalid(t *testing.T) {
-	e := newEnv(t, Config{RecordUsage: noUsage()})
+	e := newEnv(t, Config{NoUsage: true})
 	bad := mem("acme", "m1", "x", 0)
 	bad.Kind = "memo"
 	err := e.indexer.Write(context.Background(), []memory.Memory{mem("acme", "ok", "y", 0), bad})
@@ -86,7 +86,7 @@ func TestIndexerRejectsInvalid(t *testing.T) {
 
 func TestIndexerRemove(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, Config{RecordUsage: noUsage()})
+	e := newEnv(t, Config{NoUsage: true})
 	e.write(t, mem("acme", "m1", "deploy with blue green", 0), mem("acme", "m2", "deploy on tuesdays", 0))
 	e.recall(t, memory.Query{Tenant: "acme", Text: "deploy"}) // load the cache
 	if err := e.indexer.Remove(ctx, "acme", []string{"m1"}); err != nil {
@@ -100,9 +100,9 @@ func TestIndexerRemove(t *testing.T) {
 func TestCatchUpAcrossEngines(t *testing.T) {
 	ctx := context.Background()
 	store, index := memory.NewMemStore(), memory.NewMemIndex(64)
-	writer := newEnvOver(t, Config{RecordUsage: noUsage()}, store, index)
+	writer := newEnvOver(t, Config{NoUsage: true}, store, index)
 	// The reader refreshes only when told to.
-	reader := newEnvOver(t, Config{RecordUsage: noUsage(), RefreshInterval: time.Hour}, store, index)
+	reader := newEnvOver(t, Config{NoUsage: true, RefreshInterval: time.Hour}, store, index)
 
 	first := mem("acme", "m1", "the staging database is postgres 16", time.Hour)
 	writer.write(t, first)
@@ -157,7 +157,7 @@ func TestCatchUpAcrossEngines(t *testing.T) {
 
 func TestVectorHitMissingFromCacheIsFetched(t *testing.T) {
 	store, index := memory.NewMemStore(), memory.NewMemIndex(64)
-	reader := newEnvOver(t, Config{RecordUsage: noUsage(), RefreshInterval: time.Hour}, store, index)
+	reader := newEnvOver(t, Config{NoUsage: true, RefreshInterval: time.Hour}, store, index)
 	reader.recall(t, memory.Query{Tenant: "acme", Text: "warm up"}) // cache loaded, empty
 	// Another process writes; the reader is not told.
 	other, err := NewIndexer(IndexerDeps{Memories: store, Index: index, Embedder: &wordEmbedder{dim: 64}}, 0)
@@ -174,7 +174,7 @@ func TestVectorHitMissingFromCacheIsFetched(t *testing.T) {
 
 func TestInvalidateAfterPurge(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, Config{RecordUsage: noUsage()})
+	e := newEnv(t, Config{NoUsage: true})
 	e.write(t, mem("acme", "m1", "invoice numbering starts at 1000", 0))
 	e.recall(t, memory.Query{Tenant: "acme", Text: "invoice"})
 	if _, err := e.store.Purge(ctx, memory.PurgeRequest{Tenant: "acme", MemoryIDs: []string{"m1"}}); err != nil {
@@ -190,7 +190,7 @@ func TestInvalidateAfterPurge(t *testing.T) {
 }
 
 func TestTenantEviction(t *testing.T) {
-	e := newEnv(t, Config{RecordUsage: noUsage(), MaxTenants: 2})
+	e := newEnv(t, Config{NoUsage: true, MaxTenants: 2})
 	for _, tenant := range []string{"a", "b", "c"} {
 		e.write(t, mem(tenant, "m-"+tenant, "shared words for "+tenant, 0))
 		if got := ids(e.recall(t, memory.Query{Tenant: tenant, Text: "shared words"})); !slices.Equal(got, []string{"m-" + tenant}) {
@@ -227,7 +227,7 @@ func TestVectorHitUnknownToStoreIsSkipped(t *testing.T) {
 	store := &countingStore{MemStore: memory.NewMemStore()}
 	index := memory.NewMemIndex(64)
 	emb := &wordEmbedder{dim: 64}
-	eng, err := New(Config{RecordUsage: noUsage()}, Deps{Memories: store, Index: index, Embedder: emb, Clock: fixedClock(base)})
+	eng, err := New(Config{NoUsage: true}, Deps{Memories: store, Index: index, Embedder: emb, Clock: fixedClock(base)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func TestRerankWeights(t *testing.T) {
 	proven.Confidence = 0.9
 	q := memory.Query{Tenant: "acme", Text: "deploy billing service fridays"}
 
-	e := newEnv(t, Config{RecordUsage: noUsage()})
+	e := newEnv(t, Config{NoUsage: true})
 	e.write(t, recent, proven)
 	r := e.recall(t, q)
 	if got := ids(r); !slices.Equal(got, []string{"recent", "proven"}) {
@@ -82,7 +82,7 @@ func TestRerankWeights(t *testing.T) {
 		t.Errorf("a 200-day-old memory has recency %v, want 2^(-200/30)", rec)
 	}
 
-	e = newEnv(t, Config{RecordUsage: noUsage(), Weights: Weights{Relevance: 0.6, Recency: -1, Confidence: 0.15}})
+	e = newEnv(t, Config{NoUsage: true, Weights: Weights{Relevance: 0.6, Recency: 0, Confidence: 0.15}})
 	e.write(t, recent, proven)
 	if got := ids(e.recall(t, q)); !slices.Equal(got, []string{"proven", "recent"}) {
 		t.Fatalf("without recency %q, want confidence to decide", got)
@@ -90,7 +90,7 @@ func TestRerankWeights(t *testing.T) {
 }
 
 func TestRelevanceDominates(t *testing.T) {
-	e := newEnv(t, Config{RecordUsage: noUsage()})
+	e := newEnv(t, Config{NoUsage: true})
 	e.write(t,
 		mem("acme", "match", "parse csv files with chinese headers using gbk", 300*24*time.Hour),
 		mem("acme", "fresh", "the coffee machine is on the second floor", time.Minute),
@@ -127,14 +127,14 @@ func TestContextWindow(t *testing.T) {
 		return out
 	}
 
-	e := newEnv(t, Config{RecordUsage: noUsage(), Weights: Weights{Relevance: 1, Recency: -1, Confidence: -1, Usage: -1}})
+	e := newEnv(t, Config{NoUsage: true, Weights: Weights{Relevance: 1, Recency: 0, Confidence: 0, Usage: 0}})
 	e.write(t, turns...)
 	without := fused(e.recall(t, q))
 	if _, ok := without["t2"]; ok {
 		t.Fatalf("without context t2 shares no term with the query, yet was recalled: %v", without)
 	}
 
-	e = newEnv(t, Config{RecordUsage: noUsage(), Weights: Weights{Relevance: 1, Recency: -1, Confidence: -1, Usage: -1}, Context: 0.8})
+	e = newEnv(t, Config{NoUsage: true, Weights: Weights{Relevance: 1, Recency: 0, Confidence: 0, Usage: 0}, Context: 0.8})
 	e.write(t, turns...)
 	r := e.recall(t, q)
 	with := fused(r)

@@ -309,7 +309,7 @@ func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, f memory.Ve
 		maxBM25 = max(maxBM25, s)
 	}
 	now := e.deps.Clock()
-	w := e.cfg.weights()
+	w := e.cfg.Weights
 	hints := len(parsed.Entities) > 0 || parsed.TaskType != "" || len(parsed.Phrases) > 0
 	type scored struct {
 		en *entry

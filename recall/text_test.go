@@ -40,7 +40,7 @@ func TestDefaultConflicts(t *testing.T) {
 }
 
 func TestTextBlockFlags(t *testing.T) {
-	e := newEnv(t, Config{RecordUsage: noUsage()})
+	e := newEnv(t, Config{NoUsage: true})
 	always := mem("acme", "mem_always", "Always use UTC timestamps in billing reports", time.Hour)
 	always.Sources = []string{"ep_a"}
 	never := mem("acme", "mem_never", "Never use UTC timestamps in billing reports", 2*time.Hour)
@@ -110,7 +110,7 @@ func TestTextBlockFlags(t *testing.T) {
 }
 
 func TestTextBlockEmpty(t *testing.T) {
-	e := newEnv(t, Config{RecordUsage: noUsage()})
+	e := newEnv(t, Config{NoUsage: true})
 	r := e.recall(t, memory.Query{Tenant: "acme", Text: "anything"})
 	if r.Text != "" || r.Results == nil || len(r.Results) != 0 {
 		t.Fatalf("no memories: want empty text and an empty (non-nil) result list, got %q, %v", r.Text, r.Results)

@@ -56,10 +56,9 @@ type Options struct {
 //     (recall.LexicalVectorShare): it restates BM25's matches without its
 //     weighting of rare words. Other embedders keep the default share.
 func EngineConfig(emb memory.Embedder) recall.Config {
-	noUsage := false
 	cfg := recall.Config{
-		RecordUsage:   &noUsage,
-		Weights:       recall.Weights{Relevance: 0.6, Recency: -1, Confidence: 0.15, Usage: 0.05},
+		NoUsage:       true,
+		Weights:       recall.Weights{Relevance: 0.6, Recency: 0, Confidence: 0.15, Usage: 0.05},
 		Context:       0.8,
 		ContextRadius: 2,
 	}
