@@ -96,7 +96,7 @@ func ParseTranscript(data []byte) (Transcript, error) {
 		if e.TS, err = parseTime(we.TS); err != nil {
 			return Transcript{}, Invalidf(op, "events[%d].ts: %v", i, err)
 		}
-		e.ToolArgs = verbatim(we.ToolArgs)
+		e.ToolArgs = argsText(we.ToolArgs)
 		if e.ToolResult, err = textOf(we.ToolResult); err != nil {
 			e.ToolResult = verbatim(we.ToolResult)
 		}
@@ -145,10 +145,7 @@ func eventsFromMessages(msgs []wireMessage) ([]Event, error) {
 			continue
 		}
 		for j, c := range m.ToolCalls {
-			e := Event{Role: Role(role), ToolName: c.Function.Name, ToolArgs: verbatim(c.Function.Arguments)}
-			if s, err := rawString(c.Function.Arguments); err == nil && s != "" {
-				e.ToolArgs = s // OpenAI sends arguments as a JSON string
-			}
+			e := Event{Role: Role(role), ToolName: c.Function.Name, ToolArgs: argsText(c.Function.Arguments)}
 			if j == 0 {
 				e.Content = content
 			}
@@ -278,6 +275,16 @@ func textOf(raw json.RawMessage) (string, error) {
 		return strings.Join(b, "\n"), nil
 	}
 	return "", fmt.Errorf("want a string or a list of text parts, got %s", clip(string(raw), 40))
+}
+
+// argsText keeps tool arguments as JSON text: an object as compact JSON,
+// and a string (OpenAI sends arguments as a JSON-encoded string) as the
+// text it holds, so that both spellings of the same call read alike.
+func argsText(raw json.RawMessage) string {
+	if s, err := rawString(raw); err == nil && len(raw) > 0 && raw[0] == '"' {
+		return s
+	}
+	return verbatim(raw)
 }
 
 // verbatim keeps a JSON value as compact text ("" for null).
