@@ -28,4 +28,33 @@
 // memory's first version, which VectorDoc.CreatedAt mirrors. Live memories
 // are returned by default; IncludeCold adds cold ones, IncludeSuperseded
 // superseded ones; archived and forgotten memories never are.
+//
+// Query understanding. Without an LLM, ParseTime reads a time expression
+// in English or Chinese ("last week", "in March", "3 days ago", "上周三",
+// "三天前", "去年", "October 13, 2023", "the week before August 3") relative
+// to Deps.Clock in Config.Location and removes it from the matched text;
+// by default (TimeFilter) it becomes the time range, and when nothing was
+// created in that range the range is dropped and Parsed says so. Known
+// entities and task types of the tenant, quoted phrases and file names
+// named in the text are hints: they lift the memories that carry them and
+// exclude none. With Config.LLMQueryParsing the query LLM does the parsing
+// and the rules are the fallback.
+//
+// Ranking. Each source yields at most 50 candidates. Their scores are
+// fused (Config.Fusion), optionally widened by a context window over each
+// episode's memories (Config.Context), then reranked by
+// Weights.Relevance·fused + Recency·recency + Confidence·confidence +
+// Usage·usage (0.6 / 0.2 / 0.15 / 0.05 by default); every result carries
+// that breakdown.
+//
+// Output. A result is the current memory version (ID, kind, content,
+// confidence, dates, status, sources), its score breakdown, the provenance
+// of its source episodes (task, outcome, end date), the other results it
+// conflicts with (Deps.Conflicts, DefaultConflicts by default), and, only
+// with Query.WithEvents, the event IDs behind it: the memory's evidence, or
+// the events of its source sessions. Response.Text is a compact numbered
+// block for a prompt that says the memories are reference data, not
+// instructions, and flags conflicts, superseded and instruction-like
+// memories. Each recall is counted as usage in the background, never on
+// the request path.
 package recall
