@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"text/tabwriter"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -169,18 +170,20 @@ func (st *devStack) mcpURL() string { return "http://" + st.http.Addr() + "/mcp"
 
 func (st *devStack) printEndpoints(w io.Writer) {
 	fmt.Fprintf(w, "hindsight %s is running (data in %s)\n", version, st.dataDir)
-	fmt.Fprintf(w, "  MCP server (streamable HTTP)  %s\n", st.mcpURL())
-	fmt.Fprintf(w, "  Temporal frontend             %s\n", st.temporal.FrontendAddr())
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  MCP server (streamable HTTP)\t%s\n", st.mcpURL())
+	fmt.Fprintf(tw, "  Temporal frontend\t%s\n", st.temporal.FrontendAddr())
 	if ui := st.temporal.UIAddr(); ui != "" {
-		fmt.Fprintf(w, "  Temporal Web UI               %s\n", ui)
+		fmt.Fprintf(tw, "  Temporal Web UI\t%s\n", ui)
 	}
-	fmt.Fprintf(w, "  metrics                       http://%s/metrics\n", st.http.Addr())
+	fmt.Fprintf(tw, "  metrics\thttp://%s/metrics\n", st.http.Addr())
 	if st.chHTTP != nil {
-		fmt.Fprintf(w, "  ClickHouse HTTP (read by hindsight sql)  http://%s\n", st.chHTTP.Addr())
+		fmt.Fprintf(tw, "  ClickHouse HTTP (hindsight sql)\thttp://%s\n", st.chHTTP.Addr())
 	}
-	fmt.Fprintf(w, "  episodic store                %T\n", st.runtime.Store)
-	fmt.Fprintf(w, "  vector index                  %T\n", st.runtime.Index)
-	fmt.Fprintf(w, "  embedder                      %s\n", st.runtime.Embedder.Model())
+	fmt.Fprintf(tw, "  episodic store\t%T\n", st.runtime.Store)
+	fmt.Fprintf(tw, "  vector index\t%T\n", st.runtime.Index)
+	fmt.Fprintf(tw, "  embedder\t%s\n", st.runtime.Embedder.Model())
+	tw.Flush()
 	fmt.Fprintln(w, "Press Ctrl-C to stop.")
 }
 

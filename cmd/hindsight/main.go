@@ -40,6 +40,7 @@ func commands() []command {
 		{"migrate", "apply the ClickHouse schema migrations", runMigrate},
 		{"sql", "run a read-only SQL query over the episodic log", runSQL},
 		{"eval", "measure quality: eval locomo | eval merge", runEval},
+		{"healthcheck", "probe a health endpoint (for container healthchecks)", runHealthcheck},
 		{"version", "print the version", runVersion},
 	}
 }
@@ -123,7 +124,9 @@ func newFlags(name, synopsis, description string, envs ...string) *flag.FlagSet 
 	return fs
 }
 
-// parse parses flags; a bad flag prints usage and returns errUsage.
+// parse parses flags, before or after the positional arguments
+// (`hindsight sql "SELECT 1" --format json` works); a bad flag prints usage
+// and returns errUsage.
 func parse(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(os.Stderr)
 	for _, a := range args {
@@ -131,7 +134,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 			fs.SetOutput(os.Stdout) // asked for: help is output, not an error
 		}
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(interspersed(fs, args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
@@ -147,4 +150,38 @@ func runVersion(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "hindsight %s\n", version)
 	return nil
+}
+
+// interspersed moves flags (and their values) ahead of positional
+// arguments, so that the standard flag package sees them all.
+func interspersed(fs *flag.FlagSet, args []string) []string {
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' || (a[1] >= '0' && a[1] <= '9') { // "-1" is a number
+			rest = append(rest, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			continue // Parse reports it
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return append(append(flags, "--"), rest...)
 }
