@@ -215,4 +215,3 @@ func findResult(r mcpserver.RecallOutput, id string) *mcpserver.RecallItem {
 	}
 	return nil
 }
-
