@@ -32,6 +32,9 @@ type Activities struct {
 	Extractor memory.Extractor
 	Judge     memory.Judge
 	Indexer   Indexer
+	// Keywords finds memories sharing words with a candidate (the recall
+	// engine's keyword index). Optional.
+	Keywords KeywordSearcher
 	// Temporal and TaskQueue are used to hand requests to a tenant's ledger
 	// workflow.
 	Temporal  client.Client
@@ -41,6 +44,12 @@ type Activities struct {
 	Logger    *slog.Logger
 }
 
+// KeywordSearcher finds current memories sharing words with a text
+// (recall.Engine.Similar).
+type KeywordSearcher interface {
+	Similar(ctx context.Context, text string, f memory.VectorFilter, k int) ([]memory.Memory, error)
+}
+
 // MergeConfig tunes merging.
 type MergeConfig struct {
 	// Threshold is the minimum vector similarity for a live memory to be
@@ -48,7 +57,10 @@ type MergeConfig struct {
 	Threshold float64
 	// MaxNeighbors bounds how many similar memories the judge sees.
 	MaxNeighbors int
-	Lifecycle    memory.Lifecycle
+	// KeywordNeighbors is how many memories sharing the most words with
+	// the candidate the judge also sees, whatever their vector similarity.
+	KeywordNeighbors int
+	Lifecycle        memory.Lifecycle
 }
 
 func (a *Activities) now() time.Time {

@@ -67,16 +67,20 @@ func (a *Activities) PlanMerge(ctx context.Context, in PlanMergeInput) (memory.D
 }
 
 // neighbors returns the live memories of the candidate's tenant and kind
-// whose vectors are at least Threshold similar, as the store has them now.
+// that the judge should see, as the store has them now: those whose vectors
+// are at least Threshold similar (at most MaxNeighbors, most similar
+// first), and those sharing the most words with it (at most
+// KeywordNeighbors), whatever their vector similarity. The keyword side
+// catches paraphrases a lexical embedder scores low; the judge, which only
+// merges on positive evidence, decides.
 func (a *Activities) neighbors(ctx context.Context, tenant string, c memory.Candidate) ([]memory.Neighbor, error) {
-	vecs, err := a.Embedder.Embed(ctx, []string{memory.EmbedText(memory.Memory{Content: c.Content, CounterExample: c.CounterExample})})
+	text := memory.EmbedText(memory.Memory{Content: c.Content, CounterExample: c.CounterExample})
+	vecs, err := a.Embedder.Embed(ctx, []string{text})
 	if err != nil {
 		return nil, fmt.Errorf("embed candidate: %w", err)
 	}
-	k := max(a.Merge.MaxNeighbors, 1)
-	hits, err := a.Index.Search(ctx, memory.CollectionMemories, vecs[0], memory.VectorFilter{
-		Tenant: tenant, Kinds: []memory.Kind{c.Kind}, Statuses: []string{string(memory.StatusLive)},
-	}, k)
+	f := memory.VectorFilter{Tenant: tenant, Kinds: []memory.Kind{c.Kind}, Statuses: []string{string(memory.StatusLive)}}
+	hits, err := a.Index.Search(ctx, memory.CollectionMemories, vecs[0], f, max(a.Merge.MaxNeighbors, 1))
 	if err != nil {
 		return nil, fmt.Errorf("search similar memories: %w", err)
 	}
@@ -88,20 +92,46 @@ func (a *Activities) neighbors(ctx context.Context, tenant string, c memory.Cand
 			ids = append(ids, h.Doc.ID)
 		}
 	}
-	if len(ids) == 0 {
+	var lexical []string
+	if a.Keywords != nil && a.Merge.KeywordNeighbors > 0 {
+		kw, err := a.Keywords.Similar(ctx, c.Content, f, a.Merge.KeywordNeighbors)
+		if err != nil {
+			return nil, fmt.Errorf("search memories sharing words: %w", err)
+		}
+		for _, m := range kw {
+			if _, ok := sim[m.ID]; !ok {
+				lexical = append(lexical, m.ID)
+			}
+		}
+		// Their similarity, for the judge and the audit log.
+		docs, err := a.Index.Get(ctx, memory.CollectionMemories, tenant, lexical)
+		if err != nil {
+			return nil, fmt.Errorf("read vectors of memories sharing words: %w", err)
+		}
+		for _, d := range docs {
+			sim[d.ID] = memory.Cosine(vecs[0], d.Vector)
+		}
+	}
+	if len(ids)+len(lexical) == 0 {
 		return nil, nil
 	}
 	// The vector index is derived; the store says what each memory is now,
 	// and Prefilter drops any that is no longer live.
-	current, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: ids})
+	current, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: append(ids, lexical...)})
 	if err != nil {
 		return nil, err
 	}
-	ns := make([]memory.Neighbor, 0, len(current))
+	var byVector, byWords []memory.Neighbor
 	for _, m := range current {
-		ns = append(ns, memory.Neighbor{Memory: m, Similarity: sim[m.ID]})
+		n := memory.Neighbor{Memory: m, Similarity: sim[m.ID]}
+		if slices.Contains(lexical, m.ID) {
+			byWords = append(byWords, n)
+		} else {
+			byVector = append(byVector, n)
+		}
 	}
-	return merge.Prefilter(ns, a.Merge.Threshold, a.Merge.MaxNeighbors), nil
+	out := merge.Prefilter(byVector, a.Merge.Threshold, a.Merge.MaxNeighbors)
+	return append(out, merge.Prefilter(byWords, -1, a.Merge.KeywordNeighbors)...), nil
 }
 
 func normalizeCandidate(c memory.Candidate) memory.Candidate {

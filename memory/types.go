@@ -360,7 +360,8 @@ type Query struct {
 	// TaskType and Entities narrow recall to memories tagged with them.
 	TaskType string   `json:"task_type,omitempty"`
 	Entities []string `json:"entities,omitempty"`
-	// Since and Until bound the memory's validity (created or updated) time.
+	// Since and Until bound the memory's creation time (CreatedAt, when it was
+	// first learned): since inclusive, until exclusive.
 	Since             time.Time `json:"since,omitzero"`
 	Until             time.Time `json:"until,omitzero"`
 	MinConfidence     float64   `json:"min_confidence,omitempty"`

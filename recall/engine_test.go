@@ -326,3 +326,43 @@ func TestConcurrentRecallsAndWrites(t *testing.T) {
 		t.Fatalf("after 80 concurrent writes recall returns %d of 50", n)
 	}
 }
+
+func TestSimilarFindsSharedWordsWithinTheFilter(t *testing.T) {
+	ctx := context.Background()
+	store := memory.NewMemStore()
+	e, err := New(Config{}, Deps{Memories: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	mk := func(id string, kind memory.Kind, status memory.Status, content string) memory.Memory {
+		return memory.Memory{ID: id, Tenant: "t", Version: 1, Kind: kind, Status: status, Content: content,
+			ContentHash: memory.ContentHash(kind, content), Confidence: 0.5, Decay: 1, CreatedAt: now, UpdatedAt: now}
+	}
+	if err := store.PutMemories(ctx, []memory.Memory{
+		mk("utc", memory.KindPreference, memory.StatusLive, "Always give report timestamps in UTC."),
+		mk("old", memory.KindPreference, memory.StatusSuperseded, "Report timestamps in local time."),
+		mk("lesson", memory.KindLesson, memory.StatusLive, "Reports time out after 30s; page them."),
+		mk("other", memory.KindPreference, memory.StatusLive, "Use tabs for indentation."),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.Similar(ctx, "Reports should use Beijing time (UTC+8), not UTC.", memory.VectorFilter{
+		Tenant: "t", Kinds: []memory.Kind{memory.KindPreference}, Statuses: []string{string(memory.StatusLive)},
+	}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) == 0 || got[0].ID != "utc" {
+		t.Fatalf("Similar = %+v, want the live preference sharing the most words first", got)
+	}
+	for _, m := range got {
+		if m.ID == "old" || m.ID == "lesson" {
+			t.Fatalf("Similar returned %s, which the filter excludes (superseded, or another kind)", m.ID)
+		}
+	}
+	if _, err := e.Similar(ctx, "x", memory.VectorFilter{}, 5); !memory.IsInvalid(err) {
+		t.Fatalf("Similar without a tenant = %v, want EINVALID", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"go.temporal.io/sdk/client"
 
@@ -24,6 +25,10 @@ import (
 
 // DefaultEmbedDim is the offline embedder's dimension.
 const DefaultEmbedDim = 384
+
+// DefaultKeywordNeighbors is how many memories sharing words with a
+// candidate the merge judge sees besides its vector neighbours.
+const DefaultKeywordNeighbors = 3
 
 // Config says which adapter backs each domain interface. For the episodic
 // store set exactly one of ClickHouse (a server), ChDB (the embedded
@@ -109,21 +114,26 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 		}
 		rt.Embedder = offline.NewEmbedder(dim)
 	}
+	rt.Merge = cfg.Merge
+	// The judge sees the vector neighbours and the keyword neighbours.
+	judged := max(rt.Merge.MaxNeighbors, merge.DefaultMaxNeighbors) + max(rt.Merge.KeywordNeighbors, DefaultKeywordNeighbors)
 	if rt.LLM != nil {
 		rt.Extractor = llm.NewExtractor(rt.LLM, llm.WithLogger(log))
-		if rt.Judge, err = merge.NewLLMJudge(rt.LLM, merge.LLMOptions{}); err != nil {
+		if rt.Judge, err = merge.NewLLMJudge(rt.LLM, merge.LLMOptions{MaxNeighbors: judged}); err != nil {
 			return nil, err
 		}
 	} else {
 		rt.Extractor = offline.NewExtractor()
-		rt.Judge = merge.NewOfflineJudge(merge.OfflineOptions{})
+		rt.Judge = merge.NewOfflineJudge(merge.OfflineOptions{MaxNeighbors: judged})
 	}
-	rt.Merge = cfg.Merge
 	if rt.Merge.Threshold == 0 {
 		rt.Merge.Threshold = merge.ThresholdFor(rt.Embedder.Model())
 	}
 	if rt.Merge.MaxNeighbors == 0 {
 		rt.Merge.MaxNeighbors = merge.DefaultMaxNeighbors
+	}
+	if rt.Merge.KeywordNeighbors == 0 {
+		rt.Merge.KeywordNeighbors = DefaultKeywordNeighbors
 	}
 	if rt.Merge.Lifecycle == (memory.Lifecycle{}) {
 		rt.Merge.Lifecycle = memory.DefaultLifecycle
@@ -171,6 +181,11 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 	}
 	rt.closers = append(rt.closers, rt.Index.Close)
 
+	if cfg.Recall.VectorShare == 0 && strings.HasPrefix(rt.Embedder.Model(), "offline-") {
+		// A lexical embedder repeats BM25's matches without its weighting
+		// of rare words; measured on LoCoMo, it earns a smaller share.
+		cfg.Recall.VectorShare = recall.LexicalVectorShare
+	}
 	rt.Engine, err = recall.New(cfg.Recall, recall.Deps{
 		Memories: rt.Store, Episodes: rt.Store, Events: rt.Store,
 		Index: rt.Index, Embedder: rt.Embedder, QueryLLM: rt.LLM,
@@ -196,7 +211,7 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 func (rt *Runtime) Activities(tc client.Client, taskQueue string) *activities.Activities {
 	return &activities.Activities{
 		Store: rt.Store, Index: rt.Index, Embedder: rt.Embedder, Extractor: rt.Extractor,
-		Judge: rt.Judge, Indexer: rt.Indexer, Temporal: tc, TaskQueue: taskQueue, Merge: rt.Merge,
+		Judge: rt.Judge, Indexer: rt.Indexer, Keywords: rt.Engine, Temporal: tc, TaskQueue: taskQueue, Merge: rt.Merge,
 	}
 }
 

@@ -55,11 +55,12 @@ var envHelp = map[string]string{
 	"HINDSIGHT_QUERY_MODEL":       "chat model for query parsing (HINDSIGHT_LLM_MODEL)",
 	"HINDSIGHT_EMBED_MODEL":       "embedding model; unset means the offline embedder",
 	"HINDSIGHT_LLM_QUERY_PARSING": "let the LLM parse recall queries (false)",
+	"HINDSIGHT_TIMEZONE":          "time zone of time words in recall queries (\"last week\", \"上周\"), e.g. Asia/Shanghai (UTC)",
 }
 
 var stackEnvs = []string{
 	"HINDSIGHT_DATA_DIR", "HINDSIGHT_TENANT", "HINDSIGHT_MCP_ADDR", "HINDSIGHT_TOKENS_FILE", "HINDSIGHT_TASK_QUEUE",
-	"HINDSIGHT_LOG_LEVEL", "HINDSIGHT_CACHE", "HINDSIGHT_CHDB_LIB", "HINDSIGHT_EMBED_DIM", "HINDSIGHT_MERGE_THRESHOLD",
+	"HINDSIGHT_LOG_LEVEL", "HINDSIGHT_TIMEZONE", "HINDSIGHT_CACHE", "HINDSIGHT_CHDB_LIB", "HINDSIGHT_EMBED_DIM", "HINDSIGHT_MERGE_THRESHOLD",
 	"TEMPORAL_ADDR", "TEMPORAL_NAMESPACE",
 	"CLICKHOUSE_ADDR", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD", "CLICKHOUSE_RETENTION_DAYS",
 	"MILVUS_ADDR", "MILVUS_TOKEN", "MILVUS_DATABASE",
@@ -157,6 +158,13 @@ func (s *stackFlags) workerConfig(log *slog.Logger) (worker.Config, error) {
 		}
 		cfg.OpenAI = &oc
 		cfg.Recall.LLMQueryParsing, _ = strconv.ParseBool(os.Getenv("HINDSIGHT_LLM_QUERY_PARSING"))
+	}
+	if tz := os.Getenv("HINDSIGHT_TIMEZONE"); tz != "" {
+		loc, err := time.LoadLocation(tz)
+		if err != nil {
+			return cfg, fmt.Errorf("HINDSIGHT_TIMEZONE=%q: %w (use an IANA name such as Asia/Shanghai)", tz, err)
+		}
+		cfg.Recall.Location = loc
 	}
 	if v := os.Getenv("HINDSIGHT_MERGE_THRESHOLD"); v != "" {
 		t, err := strconv.ParseFloat(v, 64)
