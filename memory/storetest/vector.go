@@ -26,6 +26,9 @@ func TestVectorIndex(t *testing.T, newIndex NewVectorIndex) {
 	t.Run("DimensionMismatch", func(t *testing.T) { testVectorDim(t, newIndex(t, 8)) })
 	t.Run("GetDeleteList", func(t *testing.T) { testVectorGetDeleteList(t, newIndex(t, 8)) })
 	t.Run("Collections", func(t *testing.T) { testVectorCollections(t, newIndex(t, 8)) })
+	t.Run("RandomFiltersMatchReference", func(t *testing.T) { testVectorRandomFilters(t, newIndex(t, 8)) })
+	t.Run("TiesAndLimits", func(t *testing.T) { testVectorTies(t, newIndex(t, 8)) })
+	t.Run("BatchAndReupsert", func(t *testing.T) { testVectorBatch(t, newIndex(t, 8)) })
 }
 
 // Unit returns a deterministic random unit vector.
@@ -248,6 +251,173 @@ func hitIDs(hs []memory.VectorHit) []string {
 	out := []string{}
 	for _, h := range hs {
 		out = append(out, h.Doc.ID)
+	}
+	return out
+}
+
+// testVectorRandomFilters compares listings and searches under many random
+// filters with the reference, field by field: every index must select
+// exactly what VectorFilter.Match selects.
+func testVectorRandomFilters(t *testing.T, x memory.VectorIndex) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	r := rand.New(rand.NewPCG(13, 14))
+	kinds := memory.Kinds
+	statuses := []string{"live", "superseded", "cold", "archived"}
+	entities := []string{"csv", "utc", "报表", `a"b`, "x\\y"}
+	var docs []memory.VectorDoc
+	for i := range 120 {
+		d := doc(tenant, fmt.Sprintf("r%03d", i), Unit(r, 8))
+		d.Kind = kinds[r.IntN(len(kinds))]
+		d.TaskType = []string{"report", "import", "", "报表"}[r.IntN(4)]
+		d.Status = statuses[r.IntN(len(statuses))]
+		d.Confidence = float64(r.IntN(11)) / 10
+		d.Decay = r.Float64()
+		d.RecallCount = r.IntN(5)
+		d.Pinned = r.IntN(2) == 0
+		d.CreatedAt = base.Add(time.Duration(r.IntN(100)) * time.Hour)
+		d.UpdatedAt = d.CreatedAt.Add(time.Minute)
+		d.Entities = nil
+		for _, e := range entities {
+			if r.IntN(3) == 0 {
+				d.Entities = append(d.Entities, e)
+			}
+		}
+		docs = append(docs, d)
+	}
+	// Another tenant's documents must never appear.
+	other := doc(tenant+"x", "r000", Unit(r, 8))
+	must(t, x.Upsert(ctx, memory.CollectionMemories, append(slices.Clone(docs), other)))
+	ref := memory.NewMemIndex(8)
+	must(t, ref.Upsert(ctx, memory.CollectionMemories, docs))
+	for i := range 40 {
+		f := memory.VectorFilter{Tenant: tenant}
+		if r.IntN(2) == 0 {
+			f.Kinds = []memory.Kind{kinds[r.IntN(4)], kinds[r.IntN(4)]}
+		}
+		if r.IntN(3) == 0 {
+			f.TaskType = []string{"report", "import", "报表", "none"}[r.IntN(4)]
+		}
+		if r.IntN(2) == 0 {
+			f.Statuses = []string{statuses[r.IntN(4)]}
+		}
+		if r.IntN(3) == 0 {
+			f.MinConfidence = float64(r.IntN(11)) / 10
+		}
+		if r.IntN(3) == 0 {
+			f.Entities = []string{entities[r.IntN(len(entities))]}
+		}
+		if r.IntN(3) == 0 {
+			f.CreatedAfter = base.Add(time.Duration(r.IntN(100)) * time.Hour)
+		}
+		if r.IntN(3) == 0 {
+			f.CreatedBefore = base.Add(time.Duration(r.IntN(100)) * time.Hour)
+		}
+		want, _ := ref.List(ctx, memory.CollectionMemories, f, "", 0)
+		got, err := x.List(ctx, memory.CollectionMemories, f, "", 0)
+		must(t, err)
+		if !slices.Equal(docIDs(got), docIDs(want)) {
+			t.Fatalf("filter %d %+v: List\n got %v\nwant %v", i, f, docIDs(got), docIDs(want))
+		}
+		for j := range got {
+			if !sameFields(got[j], want[j]) {
+				t.Fatalf("filter %d: listed %+v, stored %+v", i, got[j], want[j])
+			}
+		}
+		q := Unit(r, 8)
+		hits, err := x.Search(ctx, memory.CollectionMemories, q, f, 200)
+		must(t, err)
+		wantHits, _ := ref.Search(ctx, memory.CollectionMemories, q, f, 200)
+		if !slices.Equal(hitIDs(hits), hitIDs(wantHits)) {
+			t.Fatalf("filter %d %+v: Search\n got %v\nwant %v", i, f, hitIDs(hits), hitIDs(wantHits))
+		}
+	}
+}
+
+// testVectorTies checks tie-breaking by ID, k, and paging from an ID that
+// is not stored.
+func testVectorTies(t *testing.T, x memory.VectorIndex) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	r := rand.New(rand.NewPCG(15, 16))
+	v := Unit(r, 8)
+	var docs []memory.VectorDoc
+	for _, id := range []string{"c", "a", "d", "b"} {
+		docs = append(docs, doc(tenant, id, v))
+	}
+	docs = append(docs, doc(tenant, "e", Unit(r, 8)))
+	must(t, x.Upsert(ctx, memory.CollectionMemories, docs))
+	f := memory.VectorFilter{Tenant: tenant}
+	hits, err := x.Search(ctx, memory.CollectionMemories, v, f, 3)
+	must(t, err)
+	if !slices.Equal(hitIDs(hits), []string{"a", "b", "c"}) {
+		t.Fatalf("equal scores must be ordered by ID: %v", hitIDs(hits))
+	}
+	if hits, err := x.Search(ctx, memory.CollectionMemories, v, f, 0); err != nil || len(hits) != 0 {
+		t.Fatalf("k = 0: %v, %v", hitIDs(hits), err)
+	}
+	if hits, err := x.Search(ctx, memory.CollectionMemories, v, f, 50); err != nil || len(hits) != 5 || hits[4].Doc.ID != "e" {
+		t.Fatalf("k past the number of documents: %v, %v", hitIDs(hits), err)
+	}
+	page, err := x.List(ctx, memory.CollectionMemories, f, "bb", 2)
+	must(t, err)
+	if !slices.Equal(docIDs(page), []string{"c", "d"}) {
+		t.Fatalf("List after an unstored ID: %v", docIDs(page))
+	}
+	for _, d := range page {
+		if d.Vector != nil {
+			t.Fatalf("List returned vectors")
+		}
+	}
+	got, err := x.Get(ctx, memory.CollectionMemories, tenant, []string{"e"})
+	must(t, err)
+	if len(got) != 1 || !slices.Equal(got[0].Vector, docs[4].Vector) {
+		t.Fatalf("Get must return the vector as stored: %+v", got)
+	}
+}
+
+// testVectorBatch checks that a batch holding an ID twice keeps the last,
+// and that a deleted ID can be written again.
+func testVectorBatch(t *testing.T, x memory.VectorIndex) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	r := rand.New(rand.NewPCG(17, 18))
+	first, second := doc(tenant, "m1", Unit(r, 8)), doc(tenant, "m1", Unit(r, 8))
+	second.Status = "cold"
+	must(t, x.Upsert(ctx, memory.CollectionMemories, []memory.VectorDoc{first, second}))
+	got, err := x.Get(ctx, memory.CollectionMemories, tenant, []string{"m1"})
+	must(t, err)
+	if len(got) != 1 || got[0].Status != "cold" || !slices.Equal(got[0].Vector, second.Vector) {
+		t.Fatalf("the last of two versions in one batch must win: %+v", got)
+	}
+	must(t, x.Delete(ctx, memory.CollectionMemories, tenant, []string{"m1"}))
+	must(t, x.Upsert(ctx, memory.CollectionMemories, []memory.VectorDoc{first}))
+	hits, err := x.Search(ctx, memory.CollectionMemories, first.Vector, memory.VectorFilter{Tenant: tenant}, 5)
+	must(t, err)
+	if len(hits) != 1 || hits[0].Doc.Status != "live" || math.Abs(hits[0].Score-1) > 1e-4 {
+		t.Fatalf("a deleted ID written again: %+v", hits)
+	}
+	if err := x.Upsert(ctx, memory.CollectionMemories, nil); err != nil {
+		t.Fatalf("an empty upsert: %v", err)
+	}
+	if err := x.Delete(ctx, memory.CollectionMemories, tenant, nil); err != nil {
+		t.Fatalf("an empty delete: %v", err)
+	}
+}
+
+// sameFields compares documents without their vectors, with times compared
+// as instants.
+func sameFields(a, b memory.VectorDoc) bool {
+	return a.ID == b.ID && a.Tenant == b.Tenant && a.Kind == b.Kind && a.TaskType == b.TaskType &&
+		a.Status == b.Status && a.Confidence == b.Confidence && a.Decay == b.Decay &&
+		a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt) && a.RecallCount == b.RecallCount &&
+		a.Pinned == b.Pinned && slices.Equal(a.Entities, b.Entities)
+}
+
+func docIDs(ds []memory.VectorDoc) []string {
+	out := []string{}
+	for _, d := range ds {
+		out = append(out, d.ID)
 	}
 	return out
 }
