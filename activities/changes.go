@@ -49,6 +49,11 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 		if err != nil {
 			return nil, temporalError(err)
 		}
+		if u, ok, err := a.standingUndo(ctx, target); err != nil {
+			return nil, temporalError(err)
+		} else if ok {
+			return []memory.Decision{u}, nil // undone already: answer with that undo
+		}
 		current, err := a.current(ctx, r.Tenant, target.MemoryIDs(), nil)
 		if err != nil {
 			return nil, temporalError(err)
@@ -77,6 +82,29 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 		return nil, temporalError(memory.Invalidf("plan change", "op %q is not planned here", r.Op))
 	}
 	return out, nil
+}
+
+// standingUndo returns the undo of d that is in effect, if any: an undo of
+// d that was not itself undone since.
+func (a *Activities) standingUndo(ctx context.Context, d memory.Decision) (memory.Decision, bool, error) {
+	if len(d.After) == 0 {
+		return memory.Decision{}, false, nil
+	}
+	ds, err := a.Store.Decisions(ctx, memory.DecisionFilter{Tenant: d.Tenant, MemoryID: d.After[0].ID})
+	if err != nil {
+		return memory.Decision{}, false, err
+	}
+	var undo memory.Decision
+	found := false
+	for _, x := range ds { // oldest first
+		switch {
+		case x.Action == memory.ActionUndo && x.Undoes == d.ID:
+			undo, found = x, true
+		case found && x.Action == memory.ActionUndo && x.Undoes == undo.ID:
+			found = false // the undo was undone: d stands again
+		}
+	}
+	return undo, found, nil
 }
 
 // ForgetMemories deletes memories for good: every version, their usage and

@@ -215,3 +215,6 @@ func findResult(r mcpserver.RecallOutput, id string) *mcpserver.RecallItem {
 	}
 	return nil
 }
+
+func jsonMarshal(v any) ([]byte, error)   { return json.Marshal(v) }
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

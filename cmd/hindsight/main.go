@@ -17,6 +17,9 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+
+	// Time zones for HINDSIGHT_TIMEZONE, also in images without tzdata.
+	_ "time/tzdata"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
