@@ -6,11 +6,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hindsight-memory/hindsight/mcpserver"
 )
 
 // clientFlags are the flags of commands that talk to a running Hindsight
@@ -29,27 +30,13 @@ func (c *clientFlags) register(fs *flag.FlagSet) {
 
 var clientEnvs = []string{"HINDSIGHT_URL", "HINDSIGHT_TOKEN"}
 
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
-}
-
 // callTool connects to the server, calls one tool and decodes its
 // structured result into out. A tool error becomes an error with the
 // server's message.
 func (c *clientFlags) callTool(ctx context.Context, name string, args map[string]any, out any) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	hc := &http.Client{Transport: http.DefaultTransport}
-	if c.token != "" {
-		hc.Transport = bearer{token: c.token, next: http.DefaultTransport}
-	}
+	hc := mcpserver.BearerClient(c.token)
 	client := mcp.NewClient(&mcp.Implementation{Name: "hindsight-cli", Version: version}, nil)
 	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.url, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 	if err != nil {

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -186,6 +189,27 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("top_k=\"lots\" = %+v, want a tool error naming top_k", res)
 	}
 
+	// Over stdio: `hindsight mcp --transport stdio --url …` as a child
+	// process forwards to the running server, and the direct stdio server
+	// answers in-process; both through the official SDK's client.
+	raw, _ := json.Marshal([]string{"mcp", "--transport", "stdio", "--url", st.mcpURL(), "--log-level", "error"})
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "HINDSIGHT_TEST_ARGS="+string(raw))
+	stdio, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-stdio", Version: "test"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("start hindsight mcp --transport stdio: %v", err)
+	}
+	rec = call[mcpserver.RecallOutput](t, stdio, mcpserver.ToolRecall, map[string]any{"query": "CSV with Chinese fields"})
+	if findResult(rec, lessonID) == nil {
+		t.Fatalf("recall over stdio did not return the lesson %s: %+v", lessonID, rec.Results)
+	}
+	stdio.Close()
+	direct := stdioSession(t, st)
+	rec = call[mcpserver.RecallOutput](t, direct, mcpserver.ToolRecall, map[string]any{"query": "CSV with Chinese fields"})
+	if findResult(rec, lessonID) == nil {
+		t.Fatalf("recall over the direct stdio server did not return the lesson %s: %+v", lessonID, rec.Results)
+	}
+
 	// A restart keeps the memories (and the workflow history).
 	session.Close()
 	if err := st.Close(); err != nil {
@@ -205,6 +229,30 @@ func TestEndToEnd(t *testing.T) {
 	if got := desc.WorkflowExecutionInfo.Status.String(); got != "Completed" {
 		t.Fatalf("session workflow status after restart = %s", got)
 	}
+}
+
+// stdioSession serves the stack's MCP server over a pair of pipes, as
+// `hindsight mcp --transport stdio` does over stdin and stdout.
+func stdioSession(t *testing.T, st *devStack) *mcp.ClientSession {
+	t.Helper()
+	srv := mcpserver.New(st.service, mcpserver.Options{Version: "test"})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mcpserver.ServeStdio(ctx, srv, memory.DefaultTenant, inR, outW) }()
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-stdio", Version: "test"}, nil).
+		Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatalf("connect over stdio: %v", err)
+	}
+	t.Cleanup(func() {
+		s.Close()
+		cancel()
+		inW.Close()
+		<-done
+	})
+	return s
 }
 
 func findResult(r mcpserver.RecallOutput, id string) *mcpserver.RecallItem {

@@ -100,12 +100,19 @@ Run the MCP server alone, over stdio (for an MCP client that starts it) or
 streamable HTTP at /mcp (which also serves /healthz, /readyz and /metrics).
 It needs Temporal (TEMPORAL_ADDR) and a worker running somewhere; over HTTP
 on a non-loopback address it requires a token file, and each caller's
-tenant comes from their token. Over stdio every call is --tenant.`, stackEnvs...)
+tenant comes from their token. Over stdio every call is --tenant.
+
+With --url (or HINDSIGHT_URL), stdio forwards every tool to a running
+Hindsight over streamable HTTP instead, e.g. to "hindsight dev" on this
+machine: that is how an MCP client that can only start a process uses the
+dev server's memory.`, append(stackEnvs, "HINDSIGHT_URL", "HINDSIGHT_TOKEN")...)
 	var s stackFlags
 	var t temporalFlags
 	s.register(fs)
 	t.register(fs)
 	transport := fs.String("transport", "stdio", "stdio or http")
+	url := fs.String("url", envOr("HINDSIGHT_URL", ""), "stdio: forward to the MCP endpoint of a running Hindsight, e.g. http://127.0.0.1:8765/mcp")
+	token := fs.String("token", envOr("HINDSIGHT_TOKEN", ""), "with --url: bearer token")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -115,6 +122,17 @@ tenant comes from their token. Over stdio every call is --tenant.`, stackEnvs...
 	log, err := s.logger()
 	if err != nil {
 		return err
+	}
+	if *url != "" {
+		if *transport != "stdio" {
+			return fmt.Errorf("--url forwards stdio to a running server; it does not apply to --transport http")
+		}
+		srv, closeUp, err := mcpserver.Proxy(ctx, *url, *token, version)
+		if err != nil {
+			return err
+		}
+		defer closeUp()
+		return mcpserver.ServeStdio(ctx, srv, s.tenant, os.Stdin, os.Stdout)
 	}
 	var tokens *mcpserver.Tokens
 	if *transport == "http" {
