@@ -67,12 +67,17 @@ type crashState map[string]int
 
 func (s crashState) apply(i int) {
 	for _, op := range crashWorkload(i) {
-		for _, d := range op.docs {
-			s[d.Tenant+"/"+d.ID] = d.RecallCount
-		}
-		for _, id := range op.del {
-			delete(s, op.tenant+"/"+id)
-		}
+		s.step(op)
+	}
+}
+
+// step applies one call of an operation.
+func (s crashState) step(op crashOp) {
+	for _, d := range op.docs {
+		s[d.Tenant+"/"+d.ID] = d.RecallCount
+	}
+	for _, id := range op.del {
+		delete(s, op.tenant+"/"+id)
 	}
 }
 
@@ -145,26 +150,40 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 				}
 			}
 		}
-		// Every acknowledged operation must be there. Later ones may be
-		// too, if the kill came between the write and its "ack": the state
-		// must be exactly the workload's state after some operation >= the
-		// last acknowledged one.
+		// Every acknowledged operation must be there. Later calls may be
+		// too, if the kill came between a write and its "ack": the state
+		// must be exactly the workload's state after some call at or after
+		// the last acknowledged operation. matched is the last operation
+		// whose calls are all there.
 		want := crashState{}
 		for i := 0; i <= acked; i++ {
 			want.apply(i)
 		}
 		matched := -1
-		for i := acked; i <= acked+64; i++ {
-			if i > acked {
-				want.apply(i)
-			}
-			if equalStates(got, want) {
-				matched = i
-				break
+		if equalStates(got, want) {
+			matched = acked
+		}
+	search:
+		for i := acked + 1; i <= acked+64 && matched < 0; i++ {
+			ops := crashWorkload(i)
+			for j, op := range ops {
+				want.step(op)
+				if equalStates(got, want) {
+					matched = i
+					if j < len(ops)-1 {
+						matched = i - 1 // op i is half done; the next child redoes it
+					}
+					break search
+				}
 			}
 		}
 		if matched < 0 {
-			t.Fatalf("round %d: after kill -9 with %d operations acknowledged, the index holds %d documents, which is no prefix of the workload at or after it", round, acked+1, len(got))
+			acks := crashState{}
+			for i := 0; i <= acked; i++ {
+				acks.apply(i)
+			}
+			t.Fatalf("round %d: after kill -9 with %d operations acknowledged, the index holds %d documents, which is no prefix of the workload at or after it; against the acknowledged state: %s",
+				round, acked+1, len(got), diffStates(got, acks))
 		}
 		t.Logf("round %d: %d operations acknowledged, %d recovered, %d documents", round, acked+1, matched+1, len(got))
 		// A search still works and finds a recovered document.
@@ -182,6 +201,28 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 		// The next child continues the workload after the recovered state.
 		os.WriteFile(dir+"/next", []byte(strconv.Itoa(matched+1)), 0o644)
 	}
+}
+
+// diffStates describes how got differs from want, briefly.
+func diffStates(got, want crashState) string {
+	var missing, extra, changed []string
+	for k, v := range want {
+		if w, ok := got[k]; !ok {
+			missing = append(missing, k)
+		} else if w != v {
+			changed = append(changed, fmt.Sprintf("%s v%d (want v%d)", k, w, v))
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			extra = append(extra, k)
+		}
+	}
+	for _, l := range [][]string{missing, extra, changed} {
+		slices.Sort(l)
+	}
+	short := func(l []string) []string { return l[:min(len(l), 8)] }
+	return fmt.Sprintf("missing %d %v, extra %d %v, changed %d %v", len(missing), short(missing), len(extra), short(extra), len(changed), short(changed))
 }
 
 func equalStates(a, b crashState) bool {

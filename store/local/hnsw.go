@@ -14,8 +14,10 @@ import (
 // graphs", 2018) over the vectors of one partition.
 //
 // Nodes are the partition's node numbers. The graph does not own vectors:
-// it reads them through the partition's arena, as unit-scaled similarity
-// sim(a, b) = dot(a, b)·inv(a)·inv(b), and uses 1 - sim as distance.
+// it reads the partition's arena, and uses 1 - cosine as distance, with
+// cosines computed from the quantized unit vectors (a quarter of the memory
+// traffic of float32, and traversal is bound by memory). Callers rescore
+// the final candidates exactly.
 //
 // Deleted nodes stay in the graph as tombstones: searches walk through them
 // (removing them would cut paths) but never return them, and new nodes do
@@ -32,8 +34,10 @@ type graph struct {
 	vecs       *arena
 
 	levels []uint8
-	l0     []uint32   // layer 0: per node a block of 1+m0: count, then links
-	upper  [][]uint32 // layers 1..level: per node blocks of 1+m, or nil
+	l0     []uint32    // layer 0: per node a block of 1+m0: count, then links
+	l0d    []float32   // layer 0: per node m0 distances, one per link
+	upper  [][]uint32  // layers 1..level: per node blocks of 1+m, or nil
+	upperD [][]float32 // layers 1..level: per node blocks of m distances
 	locks  []*[lockChunk]sync.Mutex
 
 	entryMu  sync.RWMutex
@@ -69,11 +73,15 @@ func (g *graph) addNodeAt(i uint32, level int) {
 	}
 	g.levels = append(g.levels, uint8(level))
 	g.l0 = append(g.l0, make([]uint32, 1+g.m0)...)
+	g.l0d = append(g.l0d, make([]float32, g.m0)...)
 	var up []uint32
+	var upD []float32
 	if level > 0 {
 		up = make([]uint32, level*(1+g.m))
+		upD = make([]float32, level*g.m)
 	}
 	g.upper = append(g.upper, up)
+	g.upperD = append(g.upperD, upD)
 	if int(i)/lockChunk >= len(g.locks) {
 		g.locks = append(g.locks, new([lockChunk]sync.Mutex))
 	}
@@ -91,19 +99,53 @@ func (g *graph) block(i uint32, l int) []uint32 {
 	return g.upper[i][off : off+1+g.m : off+1+g.m]
 }
 
+// dists returns the distances of node i's links at level l, in link order
+// (the first count are meaningful). Pruning a full list needs them, and
+// keeping them saves recomputing one distance per link each time.
+func (g *graph) dists(i uint32, l int) []float32 {
+	if l == 0 {
+		off := int(i) * g.m0
+		return g.l0d[off : off+g.m0 : off+g.m0]
+	}
+	off := (l - 1) * g.m
+	return g.upperD[i][off : off+g.m : off+g.m]
+}
+
+// setLinks replaces node i's links at level l.
+func (g *graph) setLinks(i uint32, l int, links []cand) {
+	b, d := g.block(i, l), g.dists(i, l)
+	b[0] = uint32(len(links))
+	for j, c := range links {
+		b[1+j], d[j] = c.id, c.d
+	}
+}
+
 func (g *graph) neighbors(i uint32, l int) []uint32 {
 	b := g.block(i, l)
 	return b[1 : 1+b[0]]
 }
 
-// dist is the distance between a unit query and node i.
-func (g *graph) dist(q []float32, i uint32) float32 {
-	return 1 - dot(q, g.vecs.at(i))*g.vecs.inv[i]
+// query is a quantized unit vector to search for.
+type query struct {
+	codes []int8
+	scale float32
+}
+
+func newQuery(unitVec []float32) query {
+	codes, scale := quantize(unitVec, 1, nil)
+	return query{codes, scale}
+}
+
+func (g *graph) nodeQuery(i uint32) query { return query{g.vecs.code(i), g.vecs.scale[i]} }
+
+// dist is the distance between a query and node i.
+func (g *graph) dist(q query, i uint32) float32 {
+	return 1 - float32(dotInt8(q.codes, g.vecs.code(i)))*q.scale*g.vecs.scale[i]
 }
 
 // distNodes is the distance between two nodes.
 func (g *graph) distNodes(a, b uint32) float32 {
-	return 1 - dot(g.vecs.at(a), g.vecs.at(b))*g.vecs.inv[a]*g.vecs.inv[b]
+	return 1 - float32(dotInt8(g.vecs.code(a), g.vecs.code(b)))*g.vecs.scale[a]*g.vecs.scale[b]
 }
 
 type cand struct {
@@ -143,7 +185,7 @@ func (v *visitSet) visit(i uint32) bool {
 }
 
 // greedy walks level l towards q from cur and returns the closest node.
-func (g *graph) greedy(q []float32, cur cand, l int, locked bool) cand {
+func (g *graph) greedy(q query, cur cand, l int, locked bool) cand {
 	var buf []uint32
 	for changed := true; changed; {
 		changed = false
@@ -176,7 +218,7 @@ func (g *graph) readNeighbors(i uint32, l int, locked bool, buf []uint32) []uint
 // are closer than every unexplored candidate. It stops early, returning
 // false, after maxVisits distance computations (0: no limit). The result
 // is sorted by distance, closest first.
-func (g *graph) searchLayer(q []float32, eps []cand, ef, l int, accept func(uint32) bool, maxVisits int, locked bool, vs *visitSet) ([]cand, bool) {
+func (g *graph) searchLayer(q query, eps []cand, ef, l int, accept func(uint32) bool, maxVisits int, locked bool, vs *visitSet) ([]cand, bool) {
 	var cands minHeap
 	var res maxHeap
 	for _, e := range eps {
@@ -195,17 +237,25 @@ func (g *graph) searchLayer(q []float32, eps []cand, ef, l int, accept func(uint
 		bound = res.top().d
 	}
 	visits := 0
-	var buf []uint32
+	var buf, todo []uint32
 	for cands.len() > 0 {
 		c := cands.pop()
 		if c.d > bound && res.len() >= ef {
 			break
 		}
 		buf = g.readNeighbors(c.id, l, locked, buf)
+		todo = todo[:0]
 		for _, n := range buf {
-			if !vs.visit(n) {
-				continue
+			if vs.visit(n) {
+				todo = append(todo, n)
 			}
+		}
+		// Scoring is bound by memory latency: ask for every vector first,
+		// so that their loads overlap.
+		for _, n := range todo {
+			g.vecs.prefetch(n)
+		}
+		for _, n := range todo {
 			visits++
 			d := g.dist(q, n)
 			if res.len() < ef || d < bound {
@@ -238,12 +288,14 @@ func (g *graph) searchLayer(q []float32, eps []cand, ef, l int, accept func(uint
 	return out, true
 }
 
-// search returns up to ef accepted nodes closest to the unit vector q,
-// closest first, and false if it gave up after maxVisits.
-func (g *graph) search(q []float32, ef int, accept func(uint32) bool, maxVisits int) ([]cand, bool) {
+// search returns up to ef accepted nodes closest to the unit vector uq,
+// closest first by quantized distance, and false if it gave up after
+// maxVisits.
+func (g *graph) search(uq []float32, ef int, accept func(uint32) bool, maxVisits int) ([]cand, bool) {
 	if g.maxLevel < 0 {
 		return nil, true
 	}
+	q := newQuery(uq)
 	cur := cand{g.entry, g.dist(q, g.entry)}
 	for l := g.maxLevel; l > 0; l-- {
 		cur = g.greedy(q, cur, l, false)
@@ -302,7 +354,7 @@ func (g *graph) link(q uint32, locked bool, live func(uint32) bool) {
 	ep, top := g.entry, g.maxLevel
 	g.entryMu.RUnlock()
 	level := int(g.levels[q])
-	vq := g.vecs.unitAt(q)
+	vq := g.nodeQuery(q)
 	cur := cand{ep, g.dist(vq, ep)}
 	for l := top; l > level; l-- {
 		cur = g.greedy(vq, cur, l, locked)
@@ -330,11 +382,7 @@ func (g *graph) link(q uint32, locked bool, live func(uint32) bool) {
 		mu.Lock()
 	}
 	for l, sel := range selected {
-		b := g.block(q, l)
-		b[0] = uint32(len(sel))
-		for i, s := range sel {
-			b[1+i] = s.id
-		}
+		g.setLinks(q, l, sel)
 	}
 	if locked {
 		mu.Unlock()
@@ -353,28 +401,35 @@ func (g *graph) link(q uint32, locked bool, live func(uint32) bool) {
 	}
 }
 
-// addLink adds q to n's links at level l; d is their distance. A full list
-// keeps the best-spread subset chosen by the heuristic.
+// addLink adds q to n's links at level l; d is their distance. When the
+// list is full, q is dropped if it is farther than every current link (the
+// heuristic, walking candidates closest first, would consider it last and
+// keep it only to fill a slot that is not free); otherwise the list keeps
+// the best-spread subset of its links and q.
 func (g *graph) addLink(n, q uint32, d float32, l int, locked bool) {
 	mu := g.lock(n)
 	if locked {
 		mu.Lock()
 		defer mu.Unlock()
 	}
-	b := g.block(n, l)
+	b, ds := g.block(n, l), g.dists(n, l)
 	cnt := int(b[0])
-	if slices.Contains(b[1:1+cnt], q) {
+	links := b[1 : 1+cnt]
+	if slices.Contains(links, q) {
 		return
 	}
 	if capacity := len(b) - 1; cnt < capacity {
-		b[1+cnt] = q
+		b[1+cnt], ds[cnt] = q, d
 		b[0]++
+		return
+	}
+	if d >= slices.Max(ds[:cnt]) {
 		return
 	}
 	cands := make([]cand, 0, cnt+1)
 	cands = append(cands, cand{q, d})
-	for _, x := range b[1 : 1+cnt] {
-		cands = append(cands, cand{x, g.distNodes(n, x)})
+	for j, x := range links {
+		cands = append(cands, cand{x, ds[j]})
 	}
 	slices.SortFunc(cands, func(a, b cand) int {
 		switch {
@@ -385,11 +440,7 @@ func (g *graph) addLink(n, q uint32, d float32, l int, locked bool) {
 		}
 		return 0
 	})
-	selected := g.selectNeighbors(cands, len(b)-1)
-	b[0] = uint32(len(selected))
-	for i, s := range selected {
-		b[1+i] = s.id
-	}
+	g.setLinks(n, l, g.selectNeighbors(cands, len(b)-1))
 }
 
 // selectNeighbors is the paper's heuristic (Algorithm 4): walking

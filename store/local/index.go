@@ -210,6 +210,9 @@ func (x *Index) apply(p *partition, r record) {
 // are in the log (fsynced under SyncAlways) and visible to searches.
 func (x *Index) Upsert(ctx context.Context, c memory.Collection, docs []memory.VectorDoc) error {
 	const op = "local: upsert"
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
 	if err := memory.ValidateCollection(op, c); err != nil {
 		return err
 	}
@@ -240,21 +243,31 @@ func (x *Index) Upsert(ctx context.Context, c memory.Collection, docs []memory.V
 	}
 	x.mu.Unlock()
 	slices.SortFunc(parts, comparePartitions) // a fixed lock order
-	recs := make([]record, len(parts))
-	for i, p := range parts {
+	var recs []record
+	var targets []*partition
+	per := max(1, maxRecordPayload/(4*x.cfg.Dim+256))
+	for _, p := range parts {
 		p.writeMu.Lock()
 		defer p.writeMu.Unlock()
-		recs[i] = record{op: opUpsert, coll: c, tenant: p.tenant, docs: byTenant[p.tenant]}
+		for chunk := range slices.Chunk(byTenant[p.tenant], per) {
+			recs = append(recs, record{op: opUpsert, coll: c, tenant: p.tenant, docs: chunk})
+			targets = append(targets, p)
+		}
 	}
 	if _, err := x.wal.append(recs); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	for i, p := range parts {
+	for i, p := range targets {
 		x.apply(p, recs[i])
 	}
 	x.maybeCheckpoint()
 	return nil
 }
+
+// maxRecordPayload keeps log records far below maxRecord: a large batch is
+// logged as several records (which a crash may keep only some of, as it may
+// keep only some partitions of a batch; the batch was not acknowledged).
+const maxRecordPayload = 32 << 20
 
 // lastByID keeps, for every (tenant, ID), only its last document.
 func lastByID(docs []memory.VectorDoc) []memory.VectorDoc {
@@ -278,6 +291,9 @@ func lastByID(docs []memory.VectorDoc) []memory.VectorDoc {
 // Delete implements memory.VectorIndex.
 func (x *Index) Delete(ctx context.Context, c memory.Collection, tenant string, ids []string) error {
 	const op = "local: delete"
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
 	if err := memory.ValidateCollection(op, c); err != nil {
 		return err
 	}
@@ -290,20 +306,29 @@ func (x *Index) Delete(ctx context.Context, c memory.Collection, tenant string, 
 	}
 	p.writeMu.Lock()
 	defer p.writeMu.Unlock()
+	// Only IDs that exist are logged; readers never change byID, and
+	// writers hold writeMu.
+	seen := map[string]bool{}
 	var present []string
 	for _, id := range ids {
-		if _, ok := p.st.byID[id]; ok && !slices.Contains(present, id) {
+		if _, ok := p.st.byID[id]; ok && !seen[id] {
+			seen[id] = true
 			present = append(present, id)
 		}
 	}
 	if len(present) == 0 {
 		return nil
 	}
-	rec := []record{{op: opDelete, coll: c, tenant: tenant, ids: present}}
-	if _, err := x.wal.append(rec); err != nil {
+	var recs []record
+	for chunk := range slices.Chunk(present, 1<<16) {
+		recs = append(recs, record{op: opDelete, coll: c, tenant: tenant, ids: chunk})
+	}
+	if _, err := x.wal.append(recs); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	x.apply(p, rec[0])
+	for _, r := range recs {
+		x.apply(p, r)
+	}
 	x.maybeCheckpoint()
 	return nil
 }
@@ -318,6 +343,9 @@ func wrapErr(op string, err error) error {
 // Search implements memory.VectorIndex. k < 0 returns every match.
 func (x *Index) Search(ctx context.Context, c memory.Collection, vector []float32, f memory.VectorFilter, k int) ([]memory.VectorHit, error) {
 	const op = "local: search"
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
 	if err := memory.ValidateCollection(op, c); err != nil {
 		return nil, err
 	}

@@ -585,3 +585,112 @@ func TestGraphConnected(t *testing.T) {
 		}
 	}
 }
+
+// TestExactMatchesFullScan checks that the two-pass exact search (quantized
+// scores with error bounds, then float32) returns exactly what scoring
+// every node in float32 returns, on clustered data full of near ties.
+func TestExactMatchesFullScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	const dim = 384
+	st := newState(dim, HNSWConfig{M: 8, EfConstruction: 16}, "a")
+	var docs []memory.VectorDoc
+	for i, v := range clustered(r, 3000, dim, 5, 0.3) {
+		docs = append(docs, memory.VectorDoc{ID: fmt.Sprintf("d%04d", i), Tenant: "a", Vector: v, Kind: memory.Kinds[i%4]})
+	}
+	docs[7].Vector = make([]float32, dim)         // zero vector
+	docs[8].Vector = slices.Clone(docs[9].Vector) // an exact tie, broken by ID
+	st.upsert(docs)
+	for trial := range 30 {
+		q := clustered(r, 1, dim, 1, 0.3)[0]
+		if trial == 0 {
+			q = unit(docs[9].Vector)
+		}
+		f := memory.VectorFilter{Tenant: "a"}
+		if trial%2 == 1 {
+			f.Kinds = []memory.Kind{memory.KindFact}
+		}
+		pf := st.prefilter(f)
+		var all []uint32
+		for i := range st.live {
+			if st.accepts(uint32(i), pf, &f) {
+				all = append(all, uint32(i))
+			}
+		}
+		for _, k := range []int{1, 10, 100} {
+			got, want := st.exact(q, f, pf, k), st.topExact(q, all, k)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("trial %d, k=%d: two-pass exact differs from a full scan:\n%v\n%v", trial, k, hitIDs(got), hitIDs(want))
+			}
+		}
+	}
+}
+
+func hitIDs(hs []memory.VectorHit) []string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, h.Doc.ID)
+	}
+	return out
+}
+
+// TestPrefilterCoversFilter fails when memory.VectorFilter gains a field:
+// state.prefilter must then learn whether the new field is residual (needs
+// Match), or the fast path of accepts would ignore it.
+func TestPrefilterCoversFilter(t *testing.T) {
+	known := []string{"Tenant", "Kinds", "TaskType", "Statuses", "MinConfidence", "Entities", "CreatedAfter", "CreatedBefore"}
+	var fields []string
+	for f := range reflect.TypeFor[memory.VectorFilter]().Fields() {
+		fields = append(fields, f.Name)
+	}
+	if !slices.Equal(fields, known) {
+		t.Fatalf("memory.VectorFilter has fields %v, prefilter knows %v: update prefilter's residual", fields, known)
+	}
+	// Every residual field alone must route through Match.
+	st := newState(2, HNSWConfig{M: 4, EfConstruction: 8}, "a")
+	for _, f := range []memory.VectorFilter{
+		{TaskType: "x"}, {MinConfidence: 0.1}, {Entities: []string{"x"}},
+		{CreatedAfter: time.Unix(1, 0)}, {CreatedBefore: time.Unix(1, 0)},
+	} {
+		if !st.prefilter(f).residual {
+			t.Errorf("filter %+v is not residual", f)
+		}
+	}
+}
+
+// TestInterningOverflow checks filters on kinds and statuses past the 255
+// values that get byte codes.
+func TestInterningOverflow(t *testing.T) {
+	ctx := context.Background()
+	x := open(t, Config{Dim: 2})
+	var docs []memory.VectorDoc
+	for i := range 300 {
+		docs = append(docs, memory.VectorDoc{ID: fmt.Sprint(i), Tenant: "a", Vector: []float32{1, float32(i)}, Status: fmt.Sprintf("s%d", i), Kind: memory.Kind(fmt.Sprintf("k%d", i))})
+	}
+	if err := x.Upsert(ctx, memory.CollectionMemories, docs); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []memory.VectorFilter{
+		{Tenant: "a", Statuses: []string{"s299"}},
+		{Tenant: "a", Kinds: []memory.Kind{"k280", "k3"}},
+		{Tenant: "a", Statuses: []string{"s290"}, Kinds: []memory.Kind{"k290"}},
+	} {
+		got, err := x.List(ctx, memory.CollectionMemories, f, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, d := range docs {
+			if f.Match(d) {
+				want = append(want, d.ID)
+			}
+		}
+		slices.Sort(want)
+		var ids []string
+		for _, d := range got {
+			ids = append(ids, d.ID)
+		}
+		if !slices.Equal(ids, want) {
+			t.Fatalf("filter %+v: got %v, want %v", f, ids, want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package local
 import (
 	"cmp"
 	"hash/fnv"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -12,11 +13,16 @@ import (
 
 // arena holds a partition's raw vectors by node number, with their inverse
 // norms. Vectors are kept as given, so Get returns them bit for bit;
-// similarities scale by the inverse norms instead.
+// similarities scale by the inverse norms instead. Next to each vector it
+// keeps the unit vector quantized to bytes (quantize), which the graph
+// navigates by; exact scores always come from the float32 vectors.
 type arena struct {
 	dim    int
 	chunks [][]float32 // arenaChunk vectors each; the last one grows by append
 	inv    []float32
+	codes  [][]int8 // quantized unit vectors, chunked like chunks
+	scale  []float32
+	l1     []float32 // L1 norms of the unit vectors, for error bounds
 }
 
 const arenaChunk = 1024
@@ -27,11 +33,24 @@ func (a *arena) add(v []float32) uint32 {
 	i := len(a.inv)
 	if i%arenaChunk == 0 {
 		a.chunks = append(a.chunks, nil)
+		a.codes = append(a.codes, nil)
 	}
 	last := len(a.chunks) - 1
 	a.chunks[last] = append(a.chunks[last], v...)
-	a.inv = append(a.inv, invNorm(v))
+	inv := invNorm(v)
+	a.inv = append(a.inv, inv)
+	var scale float32
+	a.codes[last], scale = quantize(v, inv, a.codes[last])
+	a.scale = append(a.scale, scale)
+	a.l1 = append(a.l1, l1(v)*inv)
 	return uint32(i)
+}
+
+// code returns the quantized unit vector of node i.
+func (a *arena) code(i uint32) []int8 {
+	c := a.codes[i/arenaChunk]
+	off := int(i%arenaChunk) * a.dim
+	return c[off : off+a.dim : off+a.dim]
 }
 
 func (a *arena) at(i uint32) []float32 {
@@ -40,13 +59,15 @@ func (a *arena) at(i uint32) []float32 {
 	return c[off : off+a.dim : off+a.dim]
 }
 
-// unitAt returns a copy of vector i scaled to unit length.
-func (a *arena) unitAt(i uint32) []float32 {
-	v := slices.Clone(a.at(i))
-	for j := range v {
-		v[j] *= a.inv[i]
-	}
-	return v
+// prefetch starts loading node i's quantized vector into the cache.
+func (a *arena) prefetch(i uint32) {
+	c := a.code(i)
+	prefetchBytes(&c[0], (len(c)+63)/64)
+}
+
+// score is the exact cosine similarity of a unit query and node i.
+func (a *arena) score(q []float32, i uint32) float32 {
+	return dot(q, a.at(i)) * a.inv[i]
 }
 
 // codes interns the values of a low-cardinality field (kind, status) so
@@ -239,6 +260,9 @@ func (st *state) get(id string) (memory.VectorDoc, bool) {
 type prefilter struct {
 	kinds, statuses *[256]bool
 	estimate        int // live nodes passing the prefilter
+	// residual is set when the filter restricts more than tenant, kind and
+	// status, which the byte compares settle (for interned values).
+	residual bool
 }
 
 func (st *state) prefilter(f memory.VectorFilter) prefilter {
@@ -253,11 +277,22 @@ func (st *state) prefilter(f memory.VectorFilter) prefilter {
 		// Kind and status are treated as independent.
 		est = int(float64(kn) * float64(sn) / float64(st.nLive))
 	}
-	return prefilter{kinds: kOK, statuses: sOK, estimate: est}
+	residual := f.TaskType != "" || f.MinConfidence > 0 || len(f.Entities) > 0 || !f.CreatedAfter.IsZero() || !f.CreatedBefore.IsZero()
+	return prefilter{kinds: kOK, statuses: sOK, estimate: est, residual: residual}
 }
 
+// accepts reports whether live node i passes f, as f.Match would. The
+// partition is f's tenant, so tenant, kind and status are settled by byte
+// compares; Match runs only for the other fields, or for values past the
+// interning limit.
 func (st *state) accepts(i uint32, pf prefilter, f *memory.VectorFilter) bool {
-	return st.live[i] && pf.kinds[st.kind[i]] && pf.statuses[st.status[i]] && f.Match(st.docs[i])
+	if !st.live[i] || !pf.kinds[st.kind[i]] || !pf.statuses[st.status[i]] {
+		return false
+	}
+	if !pf.residual && st.kind[i] != otherCode && st.status[i] != otherCode {
+		return true
+	}
+	return f.Match(st.docs[i])
 }
 
 // searchParams are the knobs of a search.
@@ -298,9 +333,11 @@ func (st *state) search(q []float32, f memory.VectorFilter, k int, sp searchPara
 		return st.exact(q, f, pf, k)
 	}
 	sp.stats.graph.Add(1)
+	// The graph ranks by quantized vectors; the ef candidates are scored
+	// exactly, which fixes both the order and the reported similarity.
 	hits := make([]memory.VectorHit, 0, len(found))
 	for _, c := range found {
-		hits = append(hits, st.hit(c.id, 1-c.d))
+		hits = append(hits, st.hit(c.id, st.vecs.score(q, c.id)))
 	}
 	memory.SortHits(hits)
 	if len(hits) > k {
@@ -315,9 +352,101 @@ func (st *state) hit(i uint32, score float32) memory.VectorHit {
 	return memory.VectorHit{Doc: d, Score: float64(score)}
 }
 
-// exact scores every node that passes the filter, keeping the best k in a
-// heap ordered like memory.SortHits.
+// exact returns the best k nodes that pass the filter (all for k < 0),
+// exactly: the same set and order as scoring every one in float32.
+//
+// It first scores them from the quantized vectors, a quarter of the memory
+// to read, with a bound on each score's error (errorBound), and then
+// rescores in float32 only the nodes whose best possible score reaches the
+// k-th best worst possible score: no node outside that set can be in the
+// top k.
 func (st *state) exact(q []float32, f memory.VectorFilter, pf prefilter, k int) []memory.VectorHit {
+	var nodes []uint32
+	for n := range st.live {
+		if st.accepts(uint32(n), pf, &f) {
+			nodes = append(nodes, uint32(n))
+		}
+	}
+	if k >= 0 && len(nodes) > k {
+		qq := newQuery(q)
+		ql1 := l1(q)
+		type approx struct {
+			i      uint32
+			hi, lo float32
+		}
+		cands := make([]approx, len(nodes))
+		var lows lowHeap // the k best lower bounds
+		for j, i := range nodes {
+			if j+4 < len(nodes) {
+				st.vecs.prefetch(nodes[j+4])
+			}
+			s := float32(dotInt8(qq.codes, st.vecs.code(i))) * qq.scale * st.vecs.scale[i]
+			e := errorBound(qq.scale, ql1, st.vecs.scale[i], st.vecs.l1[i], len(q))
+			cands[j] = approx{i, s + e, s - e}
+			lows.offer(s-e, k)
+		}
+		floor := lows[0]
+		nodes = nodes[:0]
+		for _, c := range cands {
+			if c.hi >= floor {
+				nodes = append(nodes, c.i)
+			}
+		}
+	}
+	return st.topExact(q, nodes, k)
+}
+
+// errorBound bounds |quantized - exact| cosine of a query (scale sq, unit
+// L1 norm lq) and a node (scale sn, unit L1 norm ln). Each component of a
+// unit vector is its code times the scale, off by at most half the scale;
+// expanding the product of two such sums gives
+// (sn·lq + sq·ln)/2 + 3/4·dim·sq·sn. A little more covers float32 rounding.
+func errorBound(sq, lq, sn, ln float32, dim int) float32 {
+	return (sn*lq+sq*ln)/2 + 0.75*float32(dim)*sq*sn + 1e-4
+}
+
+func l1(v []float32) float32 {
+	var s float32
+	for _, x := range v {
+		s += float32(math.Abs(float64(x)))
+	}
+	return s
+}
+
+// lowHeap keeps the k largest values offered, smallest first.
+type lowHeap []float32
+
+func (h *lowHeap) offer(v float32, k int) {
+	s := *h
+	switch {
+	case len(s) < k:
+		s = append(s, v)
+		for j := len(s) - 1; j > 0 && s[j] < s[(j-1)/2]; j = (j - 1) / 2 {
+			s[j], s[(j-1)/2] = s[(j-1)/2], s[j]
+		}
+	case v > s[0]:
+		s[0] = v
+		for i := 0; ; {
+			l, r, m := 2*i+1, 2*i+2, i
+			if l < len(s) && s[l] < s[m] {
+				m = l
+			}
+			if r < len(s) && s[r] < s[m] {
+				m = r
+			}
+			if m == i {
+				break
+			}
+			s[i], s[m] = s[m], s[i]
+			i = m
+		}
+	}
+	*h = s
+}
+
+// topExact scores nodes in float32 and returns the best k (all for k < 0)
+// ordered like memory.SortHits.
+func (st *state) topExact(q []float32, nodes []uint32, k int) []memory.VectorHit {
 	type scored struct {
 		i     uint32
 		score float32
@@ -345,12 +474,8 @@ func (st *state) exact(q []float32, f memory.VectorFilter, pf prefilter, k int) 
 			i = m
 		}
 	}
-	for n := range st.live {
-		i := uint32(n)
-		if !st.accepts(i, pf, &f) {
-			continue
-		}
-		s := scored{i, dot(q, st.vecs.at(i)) * st.vecs.inv[i]}
+	for _, i := range nodes {
+		s := scored{i, st.vecs.score(q, i)}
 		switch {
 		case k < 0 || len(top) < k:
 			top = append(top, s)

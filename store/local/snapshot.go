@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -17,7 +18,8 @@ import (
 //
 //	"HSLX" version dim collection tenant lsn nodes m
 //	per node:  live, raw vector, and for live nodes the document
-//	graph:     entry, maxLevel+1, per node its level and per level its links
+//	graph:     entry, maxLevel+1, per node its level and per level its
+//	           links with their distances
 //	CRC-32C of everything above
 //
 // It is written to a temporary file, synced, and renamed over the previous
@@ -26,7 +28,7 @@ import (
 
 const (
 	snapMagic   = "HSLX"
-	snapVersion = 1
+	snapVersion = 2
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -78,10 +80,11 @@ func writeSnapshot(dir string, p *partition, lsn uint64, dim int) (int64, error)
 	for i, level := range g.levels {
 		b = append(b[:0], level)
 		for l := 0; l <= int(level); l++ {
-			links := g.neighbors(uint32(i), l)
+			links, ds := g.neighbors(uint32(i), l), g.dists(uint32(i), l)
 			b = appendUvarint(b, uint64(len(links)))
-			for _, n := range links {
+			for j, n := range links {
 				b = binary.LittleEndian.AppendUint32(b, n)
+				b = binary.LittleEndian.AppendUint32(b, math.Float32bits(ds[j]))
 			}
 		}
 		w.Write(b)
@@ -177,7 +180,7 @@ func readSnapshot(path string, dim int, hp HNSWConfig) (*partition, error) {
 		level := int(d.byte())
 		g.addNodeAt(i, level)
 		for l := 0; l <= level && d.err == nil; l++ {
-			b := g.block(i, l)
+			b, ds := g.block(i, l), g.dists(i, l)
 			n := d.uvarint()
 			if n > uint64(len(b)-1) {
 				return nil, fmt.Errorf("node %d has %d links at level %d, at most %d fit", i, n, l, len(b)-1)
@@ -185,6 +188,7 @@ func readSnapshot(path string, dim int, hp HNSWConfig) (*partition, error) {
 			b[0] = uint32(n)
 			for j := range int(n) {
 				b[1+j] = d.uint32()
+				ds[j] = math.Float32frombits(d.uint32())
 			}
 		}
 	}

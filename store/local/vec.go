@@ -61,3 +61,42 @@ func finite(v []float32) bool {
 	}
 	return true
 }
+
+// dotInt8 returns the inner product of two quantized vectors of the same
+// length.
+func dotInt8(a, b []int8) int32 {
+	if useAVX2 && len(a) >= 16 {
+		return dotInt8AVX2(a, b)
+	}
+	return dotInt8Generic(a, b)
+}
+
+func dotInt8Generic(a, b []int8) int32 {
+	b = b[:len(a)]
+	var s int32
+	for i := range a {
+		s += int32(a[i]) * int32(b[i])
+	}
+	return s
+}
+
+// quantize maps v scaled by inv (so a unit vector) to signed bytes, with
+// one scale per vector chosen so that its largest component is ±127: the
+// component j is then about codes[j]·scale. A quarter of the bytes of the
+// float32 vector, which is what graph traversal is bound by.
+func quantize(v []float32, inv float32, codes []int8) ([]int8, float32) {
+	var m float32
+	for _, x := range v {
+		m = max(m, float32(math.Abs(float64(x*inv))))
+	}
+	start := len(codes)
+	codes = append(codes, make([]int8, len(v))...)
+	if m == 0 {
+		return codes, 0
+	}
+	scale := m / 127
+	for j, x := range v {
+		codes[start+j] = int8(math.Round(float64(x * inv / scale)))
+	}
+	return codes, scale
+}

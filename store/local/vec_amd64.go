@@ -13,3 +13,13 @@ var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 //
 //go:noescape
 func dotAVX2(a, b []float32) float32
+
+// prefetchBytes starts loading n cache lines at p (in vec_amd64.s).
+//
+//go:noescape
+func prefetchBytes(p *int8, n int)
+
+// dotInt8AVX2 is dotInt8 for len(a) == len(b) >= 16, in vec_amd64.s.
+//
+//go:noescape
+func dotInt8AVX2(a, b []int8) int32

@@ -59,3 +59,59 @@ func BenchmarkDot384(b *testing.B) {
 	})
 	_ = s
 }
+
+func TestDotInt8MatchesGeneric(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for n := 0; n <= 100; n++ {
+		a, b := make([]int8, n), make([]int8, n+5)
+		for i := range a {
+			a[i] = int8(r.IntN(255) - 127)
+		}
+		for i := range b {
+			b[i] = int8(r.IntN(255) - 127)
+		}
+		if got, want := dotInt8(a, b), dotInt8Generic(a, b); got != want {
+			t.Fatalf("dotInt8 of length %d = %d, want %d", n, got, want)
+		}
+	}
+	full := make([]int8, 384)
+	for i := range full {
+		full[i] = -127
+	}
+	if got := dotInt8(full, full); got != 384*127*127 {
+		t.Fatalf("dotInt8 at the extremes = %d", got)
+	}
+}
+
+func TestQuantizedCosine(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 200 {
+		a, b := make([]float32, 384), make([]float32, 384)
+		for i := range a {
+			a[i] = float32(r.NormFloat64())
+			b[i] = a[i] + float32(r.NormFloat64())
+		}
+		ca, sa := quantize(a, invNorm(a), nil)
+		cb, sb := quantize(b, invNorm(b), nil)
+		approx := float64(dotInt8(ca, cb)) * float64(sa) * float64(sb)
+		exact := float64(dot(a, b) * invNorm(a) * invNorm(b))
+		if math.Abs(approx-exact) > 0.01 {
+			t.Fatalf("quantized cosine %.4f, exact %.4f", approx, exact)
+		}
+	}
+	if codes, scale := quantize(make([]float32, 4), 0, nil); scale != 0 || len(codes) != 4 {
+		t.Fatalf("quantize(0) = %v, %v", codes, scale)
+	}
+}
+
+func BenchmarkDotInt8384(b *testing.B) {
+	x, y := make([]int8, 384), make([]int8, 384)
+	for i := range x {
+		x[i], y[i] = int8(i), int8(-i)
+	}
+	var s int32
+	for b.Loop() {
+		s += dotInt8(x, y)
+	}
+	_ = s
+}

@@ -118,7 +118,12 @@ func (x *Index) ensure(ctx context.Context, spec schema.Collection) error {
 		idx := entity.NewGenericIndex("", entity.IndexType(spec.Index.Type), map[string]string{
 			"metric_type": spec.Index.Metric, "params": string(params),
 		})
-		if err := x.client.CreateIndex(rctx, spec.Name, spec.Index.Field, idx, false); err != nil {
+		// Building the index of a collection that already holds data takes
+		// as long as loading it; wait as long.
+		ictx, icancel := context.WithTimeout(ctx, x.cfg.LoadTimeout)
+		err := x.client.CreateIndex(ictx, spec.Name, spec.Index.Field, idx, false)
+		icancel()
+		if err != nil {
 			return x.fail("create index", spec.Name, err)
 		}
 		log.Info("milvus: created index", "type", spec.Index.Type, "metric", spec.Index.Metric)
