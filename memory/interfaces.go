@@ -17,6 +17,10 @@ type EventLog interface {
 	// SessionEvents returns the events of one session of one tenant ordered
 	// by Seq; an unknown session yields an empty slice, not an error.
 	SessionEvents(ctx context.Context, tenant, sessionID string) ([]Event, error)
+	// Sessions returns the IDs of the tenant's sessions that have events of
+	// userID (of any user when userID is empty), sorted. Forgetting a user
+	// starts here.
+	Sessions(ctx context.Context, tenant, userID string) ([]string, error)
 }
 
 // EpisodeFilter selects episodes. Tenant is required. Zero fields do not

@@ -75,6 +75,20 @@ func (s *MemStore) SessionEvents(ctx context.Context, tenant, sessionID string) 
 	return out, nil
 }
 
+// Sessions implements EventLog.
+func (s *MemStore) Sessions(ctx context.Context, tenant, userID string) ([]string, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := []string{}
+	for _, e := range s.events[tenant] {
+		if (userID == "" || e.UserID == userID) && !slices.Contains(out, e.SessionID) {
+			out = append(out, e.SessionID)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // PutEpisode implements EpisodeStore.
 func (s *MemStore) PutEpisode(ctx context.Context, ep Episode) error {
 	if err := ValidateEpisode("memstore: put episode", ep); err != nil {

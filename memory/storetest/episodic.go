@@ -25,6 +25,7 @@ func TestEpisodicStore(t *testing.T, newStore NewEpisodicStore) {
 	t.Run("EventsAppendIdempotentOrdered", func(t *testing.T) { testEvents(t, newStore(t)) })
 	t.Run("EventsRejectInvalidBatch", func(t *testing.T) { testEventsInvalid(t, newStore(t)) })
 	t.Run("EventsTenantIsolation", func(t *testing.T) { testEventsTenants(t, newStore(t)) })
+	t.Run("SessionsOfUser", func(t *testing.T) { testSessions(t, newStore(t)) })
 	t.Run("EpisodesPutGetFilter", func(t *testing.T) { testEpisodes(t, newStore(t)) })
 	t.Run("EpisodesArchive", func(t *testing.T) { testArchive(t, newStore(t)) })
 	t.Run("MemoryVersions", func(t *testing.T) { testMemoryVersions(t, newStore(t)) })
@@ -115,6 +116,25 @@ func testEventsTenants(t *testing.T, s memory.EpisodicStore) {
 	must(t, err)
 	if len(got) != 2 {
 		t.Fatalf("tenant a sees %d events, want 2", len(got))
+	}
+}
+
+func testSessions(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	a := events(tenant, "s-a", 2)
+	b := events(tenant, "s-b", 1)
+	b[0].UserID = "u2"
+	must(t, s.AppendEvents(ctx, append(append(a, b...), events(tenant+"x", "s-c", 1)...)))
+	for _, tt := range []struct {
+		user string
+		want []string
+	}{{"u1", []string{"s-a"}}, {"u2", []string{"s-b"}}, {"", []string{"s-a", "s-b"}}, {"nobody", []string{}}} {
+		got, err := s.Sessions(ctx, tenant, tt.user)
+		must(t, err)
+		if !slices.Equal(got, tt.want) {
+			t.Fatalf("Sessions(user %q) = %v, want %v", tt.user, got, tt.want)
+		}
 	}
 }
 

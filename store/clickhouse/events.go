@@ -147,3 +147,27 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // escapeLike makes s match itself literally inside a LIKE pattern.
 func escapeLike(s string) string { return likeEscaper.Replace(s) }
+
+// Sessions implements memory.EventLog.
+func (s *Store) Sessions(ctx context.Context, tenant, userID string) ([]string, error) {
+	if err := memory.ValidateTenant("clickhouse: sessions", tenant); err != nil {
+		return nil, err
+	}
+	q := "SELECT DISTINCT session_id FROM events WHERE tenant = {tenant:String}"
+	args := []any{ch.Named("tenant", tenant)}
+	if userID != "" {
+		q += " AND user_id = {user:String}"
+		args = append(args, ch.Named("user", userID))
+	}
+	out := []string{}
+	err := s.queryRows(ctx, "sessions", q+" ORDER BY session_id", func(r driver.Rows) error {
+		var id string
+		err := r.Scan(&id)
+		out = append(out, id)
+		return err
+	}, args...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
