@@ -35,6 +35,8 @@ type Activities struct {
 	// Keywords finds memories sharing words with a candidate (the recall
 	// engine's keyword index). Optional.
 	Keywords KeywordSearcher
+	// Summarizer writes typical episodes (consolidation, forget).
+	Summarizer Summarizer
 	// Temporal and TaskQueue are used to hand requests to a tenant's ledger
 	// workflow.
 	Temporal  client.Client

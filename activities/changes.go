@@ -63,6 +63,23 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 			return nil, temporalError(err)
 		}
 		out = append(out, d)
+	case OpForget: // the rebuilds; the purge is ForgetMemories
+		for i, id := range r.Rebuild {
+			m, err := a.Store.Memory(ctx, r.Tenant, id)
+			if memory.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return nil, temporalError(err)
+			}
+			d, err := a.planDropSources(ctx, op(i, id).DecisionID, m, r.DropSources, in.Now)
+			if err != nil {
+				return nil, temporalError(err)
+			}
+			if len(d.After) > 0 {
+				out = append(out, d)
+			}
+		}
 	case OpDecay:
 		ms, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: r.Tenant,
 			Statuses: []memory.Status{memory.StatusLive, memory.StatusCold, memory.StatusArchived}})
@@ -114,17 +131,32 @@ func (a *Activities) standingUndo(ctx context.Context, d memory.Decision) (memor
 // change feed, drop them too. Forgetting a forgotten memory is a no-op.
 func (a *Activities) ForgetMemories(ctx context.Context, r LedgerRequest) (ForgetReceipt, error) {
 	receipt := ForgetReceipt{Memories: []string{}}
-	current, err := a.current(ctx, r.Tenant, r.MemoryIDs, nil)
+	named := r.MemoryIDs
+	if r.All {
+		all, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: r.Tenant})
+		if err != nil {
+			return receipt, temporalError(err)
+		}
+		named = nil
+		for _, m := range all {
+			named = append(named, m.ID)
+		}
+	}
+	current, err := a.current(ctx, r.Tenant, named, nil)
 	if err != nil {
 		return receipt, temporalError(err)
 	}
 	var ids []string
 	var tombstones []memory.Memory
 	now := a.now()
-	for _, id := range r.MemoryIDs {
+	for _, id := range named {
 		m, ok := current[id]
 		if !ok {
-			return receipt, temporalError(memory.NotFoundf("forget", "memory %s not found", id))
+			if len(r.MemoryIDs) == 1 && !r.All && len(r.Rebuild) == 0 {
+				// One memory, named by a caller: say it does not exist.
+				return receipt, temporalError(memory.NotFoundf("forget", "memory %s not found", id))
+			}
+			continue
 		}
 		if m.Status == memory.StatusForgotten && m.Content == "" {
 			continue // forgotten for good already
@@ -132,19 +164,30 @@ func (a *Activities) ForgetMemories(ctx context.Context, r LedgerRequest) (Forge
 		ids = append(ids, id)
 		tombstones = append(tombstones, Tombstone(m, now))
 	}
-	if len(ids) == 0 {
-		return receipt, nil
+	if len(ids) > 0 {
+		if receipt.Store, err = a.Store.Purge(ctx, memory.PurgeRequest{Tenant: r.Tenant, MemoryIDs: ids}); err != nil {
+			return receipt, temporalError(err)
+		}
+		have, err := a.Index.Get(ctx, memory.CollectionMemories, r.Tenant, ids)
+		if err != nil {
+			return receipt, temporalError(err)
+		}
+		if err := a.Indexer.Remove(ctx, r.Tenant, ids); err != nil {
+			return receipt, temporalError(err)
+		}
+		if err := a.Store.PutMemories(ctx, tombstones); err != nil {
+			return receipt, temporalError(err)
+		}
+		receipt.Memories, receipt.Vectors, receipt.Tombstones = ids, len(have), len(tombstones)
 	}
-	if receipt.Store, err = a.Store.Purge(ctx, memory.PurgeRequest{Tenant: r.Tenant, MemoryIDs: ids}); err != nil {
-		return receipt, temporalError(err)
+	if r.All {
+		// Vectors the store no longer knows (an index not yet reconciled).
+		n, err := a.deleteAllVectors(ctx, memory.CollectionMemories, r.Tenant)
+		if err != nil {
+			return receipt, temporalError(err)
+		}
+		receipt.Vectors += n
 	}
-	if err := a.Indexer.Remove(ctx, r.Tenant, ids); err != nil {
-		return receipt, temporalError(err)
-	}
-	if err := a.Store.PutMemories(ctx, tombstones); err != nil {
-		return receipt, temporalError(err)
-	}
-	receipt.Memories, receipt.Vectors, receipt.Tombstones = ids, len(ids), len(tombstones)
 	return receipt, nil
 }
 

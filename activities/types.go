@@ -65,13 +65,19 @@ type LedgerRequest struct {
 	Candidates []memory.Candidate `json:"candidates,omitempty"`
 
 	// OpCorrect, OpFeedback, OpForget, OpUndo.
-	MemoryIDs  []string `json:"memory_ids,omitempty"`
-	Content    string   `json:"content,omitempty"`
-	Outdated   bool     `json:"outdated,omitempty"`
-	Helped     bool     `json:"helped,omitempty"`
-	DecisionID string   `json:"decision_id,omitempty"`
-	Force      bool     `json:"force,omitempty"`
-	Reason     string   `json:"reason,omitempty"`
+	MemoryIDs []string `json:"memory_ids,omitempty"`
+	// OpForget: the memories in Rebuild lose the source episodes in
+	// DropSources (and keep their other sources); with All every memory of
+	// the tenant goes.
+	Rebuild     []string `json:"rebuild,omitempty"`
+	DropSources []string `json:"drop_sources,omitempty"`
+	All         bool     `json:"all,omitempty"`
+	Content     string   `json:"content,omitempty"`
+	Outdated    bool     `json:"outdated,omitempty"`
+	Helped      bool     `json:"helped,omitempty"`
+	DecisionID  string   `json:"decision_id,omitempty"`
+	Force       bool     `json:"force,omitempty"`
+	Reason      string   `json:"reason,omitempty"`
 }
 
 // Validate checks a request before it is queued.
@@ -105,8 +111,11 @@ func (r LedgerRequest) Validate() error {
 			return memory.Invalidf(op, "feedback needs at least one memory_id")
 		}
 	case OpForget:
-		if len(r.MemoryIDs) == 0 {
-			return memory.Invalidf(op, "forget needs at least one memory_id")
+		if len(r.MemoryIDs) == 0 && len(r.Rebuild) == 0 && !r.All {
+			return memory.Invalidf(op, "forget needs memory_ids, memories to rebuild, or all")
+		}
+		if len(r.Rebuild) > 0 && len(r.DropSources) == 0 {
+			return memory.Invalidf(op, "forget: memories to rebuild need the source episodes to drop")
 		}
 	case OpUndo:
 		if r.DecisionID == "" {
@@ -166,10 +175,79 @@ type PlanChangeInput struct {
 	Now     time.Time     `json:"now"`
 }
 
-// ForgetReceipt reports what a forget removed.
+// ForgetReceipt reports what a forget removed or rebuilt, per store.
 type ForgetReceipt struct {
-	Memories   []string           `json:"memories"`
-	Store      memory.PurgeCounts `json:"store"`
-	Vectors    int                `json:"vectors"`
-	Tombstones int                `json:"tombstones"`
+	// Memories were deleted for good; Rebuilt lost the forgotten source
+	// episodes but keep others.
+	Memories []string `json:"memories"`
+	Rebuilt  []string `json:"rebuilt,omitempty"`
+	Sessions []string `json:"sessions,omitempty"`
+	Episodes []string `json:"episodes,omitempty"`
+	// Summaries are typical episodes that stood for forgotten episodes:
+	// rebuilt from the rest, or removed when too few remain.
+	Summaries []string `json:"summaries,omitempty"`
+	// Store counts ClickHouse rows removed; Vectors and EpisodeVectors the
+	// documents removed from the vector index.
+	Store          memory.PurgeCounts `json:"store"`
+	Vectors        int                `json:"vectors"`
+	EpisodeVectors int                `json:"episode_vectors"`
+	Tombstones     int                `json:"tombstones"`
+}
+
+// Add adds o's counts to r.
+func (r *ForgetReceipt) Add(o ForgetReceipt) {
+	r.Memories = append(r.Memories, o.Memories...)
+	r.Rebuilt = append(r.Rebuilt, o.Rebuilt...)
+	r.Sessions = append(r.Sessions, o.Sessions...)
+	r.Episodes = append(r.Episodes, o.Episodes...)
+	r.Summaries = append(r.Summaries, o.Summaries...)
+	r.Store.Events += o.Store.Events
+	r.Store.Episodes += o.Store.Episodes
+	r.Store.Memories += o.Store.Memories
+	r.Store.Versions += o.Store.Versions
+	r.Store.Decisions += o.Store.Decisions
+	r.Vectors += o.Vectors
+	r.EpisodeVectors += o.EpisodeVectors
+	r.Tombstones += o.Tombstones
+}
+
+// ForgetInput names what to forget: memories, sessions, a user's sessions,
+// or (All) the whole tenant. Everything derived from it goes too.
+type ForgetInput struct {
+	Tenant     string   `json:"tenant"`
+	MemoryIDs  []string `json:"memory_ids,omitempty"`
+	SessionIDs []string `json:"session_ids,omitempty"`
+	UserID     string   `json:"user_id,omitempty"`
+	All        bool     `json:"all,omitempty"`
+}
+
+// Validate checks that in names a tenant and something to forget.
+func (in ForgetInput) Validate() error {
+	const op = "forget"
+	if err := memory.ValidateTenant(op, in.Tenant); err != nil {
+		return err
+	}
+	if len(in.MemoryIDs) == 0 && len(in.SessionIDs) == 0 && in.UserID == "" && !in.All {
+		return memory.Invalidf(op, "name what to forget: memory IDs, session IDs, a user, or all")
+	}
+	for _, s := range in.SessionIDs {
+		if err := memory.ValidateSessionID(op, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ForgetPlan is what a forget touches, found by following lineage:
+// user → sessions → events and episodes → memories and summaries.
+type ForgetPlan struct {
+	Tenant   string   `json:"tenant"`
+	Sessions []string `json:"sessions,omitempty"`
+	Episodes []string `json:"episodes,omitempty"`
+	// Memories are deleted (every source forgotten, or named directly);
+	// Rebuild keep other sources.
+	Memories  []string `json:"memories,omitempty"`
+	Rebuild   []string `json:"rebuild,omitempty"`
+	Summaries []string `json:"summaries,omitempty"`
+	All       bool     `json:"all,omitempty"`
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/recall"
 	"github.com/hindsight-memory/hindsight/service"
@@ -136,10 +137,37 @@ func endOutput(r service.EndResponse) EndOutput {
 	return out
 }
 
-// ForgetOutput is memory_forget's receipt.
+// ForgetOutput is memory_forget's receipt: what went, per store.
 type ForgetOutput struct {
-	Memories  []string `json:"memories"`
-	Versions  int      `json:"versions"`
-	Decisions int      `json:"decisions"`
-	Vectors   int      `json:"vectors"`
+	Memories   []string    `json:"memories"`
+	Rebuilt    []string    `json:"rebuilt"`
+	Sessions   []string    `json:"sessions"`
+	Episodes   []string    `json:"episodes"`
+	Summaries  []string    `json:"summaries"`
+	ClickHouse StoreCounts `json:"clickhouse"`
+	Vectors    VectorCount `json:"vectors"`
+}
+
+// StoreCounts are the rows a forget removed from the episodic store.
+type StoreCounts struct {
+	Events    int `json:"events"`
+	Episodes  int `json:"episodes"`
+	Memories  int `json:"memories"`
+	Versions  int `json:"versions"`
+	Decisions int `json:"decisions"`
+}
+
+// VectorCount are the documents a forget removed from the vector index.
+type VectorCount struct {
+	Memories int `json:"memories"`
+	Episodes int `json:"episodes"`
+}
+
+func forgetOutput(r activities.ForgetReceipt) ForgetOutput {
+	return ForgetOutput{
+		Memories: nonNil(r.Memories), Rebuilt: nonNil(r.Rebuilt), Sessions: nonNil(r.Sessions),
+		Episodes: nonNil(r.Episodes), Summaries: nonNil(r.Summaries),
+		ClickHouse: StoreCounts(r.Store),
+		Vectors:    VectorCount{Memories: r.Vectors, Episodes: r.EpisodeVectors},
+	}
 }

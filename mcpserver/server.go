@@ -22,7 +22,7 @@ type Backend interface {
 	EndSession(ctx context.Context, tenant string, r service.EndRequest) (service.EndResponse, error)
 	Feedback(ctx context.Context, tenant string, ids []string, helped bool) ([]memory.Decision, error)
 	Correct(ctx context.Context, tenant, id, content string, outdated bool) (memory.Decision, error)
-	ForgetMemories(ctx context.Context, tenant string, ids []string) (activities.ForgetReceipt, error)
+	Forget(ctx context.Context, in activities.ForgetInput) (activities.ForgetReceipt, error)
 	History(ctx context.Context, tenant, id string) (service.History, error)
 	Stats(ctx context.Context, tenant string) (service.Stats, error)
 }

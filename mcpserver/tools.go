@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/service"
 )
@@ -132,6 +133,7 @@ func (t *tools) definitions() []definition {
 			mcp.WithString("tool_args", mcp.Description("The tool's arguments, as JSON text.")),
 			mcp.WithString("tool_result", mcp.Description("The tool's result (shortened if long).")),
 			mcp.WithString("error", mcp.Description("The error, if the action failed.")),
+			mcp.WithString("user_id", mcp.Description("The end user the session is with, if known.")),
 			mcp.WithToolAnnotation(write(false, false)),
 			mcp.WithOutputSchema[LogOutput](),
 		), t.logEvent},
@@ -149,6 +151,7 @@ func (t *tools) definitions() []definition {
 				}, "required": []string{"role"}})),
 			mcp.WithString("task", mcp.Description("What the task was, in one sentence.")),
 			mcp.WithString("outcome", mcp.Description("How it ended."), mcp.Enum("success", "partial", "failure", "unknown")),
+			mcp.WithString("user_id", mcp.Description("The end user the session was with, if known; lets that user's data be forgotten later.")),
 			mcp.WithBoolean("wait", mcp.Description("Wait until the memories are recallable (default false).")),
 			mcp.WithToolAnnotation(write(true, false)),
 			mcp.WithOutputSchema[EndOutput](),
@@ -171,9 +174,12 @@ func (t *tools) definitions() []definition {
 			mcp.WithOutputSchema[DecisionOutput](),
 		), t.correct},
 		{mcp.NewTool(ToolForget,
-			mcp.WithDescription("Delete a memory for good, with its history, from every store. Call it when the user asks you to forget something, or a memory must never be used again. To merely retire a wrong memory, use memory_correct."),
-			mcp.WithTitleAnnotation("Forget a memory"),
-			mcp.WithString("memory_id", mcp.Required(), mcp.Description("The memory to delete.")),
+			mcp.WithDescription("Delete for good, from every store, a memory with its history, or a session, or everything learned from one user, with everything derived from it (episodes, memories learned only from it, summaries). "+
+				"Call it when the user asks you to forget something, or a memory must never be used again. Give exactly one of memory_id, session_id, user_id. To merely retire a wrong memory, use memory_correct."),
+			mcp.WithTitleAnnotation("Forget"),
+			mcp.WithString("memory_id", mcp.Description("A memory to delete.")),
+			mcp.WithString("session_id", mcp.Description("A session to delete, with its episode and what was learned only from it.")),
+			mcp.WithString("user_id", mcp.Description("A user whose sessions, and what was learned only from them, to delete.")),
 			mcp.WithToolAnnotation(write(true, true)),
 			mcp.WithOutputSchema[ForgetOutput](),
 		), t.forget},
@@ -312,6 +318,9 @@ func (t *tools) logEvent(ctx context.Context, tenant string, a args) (any, strin
 	if r.Error, err = a.str("error", false); err != nil {
 		return nil, "", err
 	}
+	if r.UserID, err = a.str("user_id", false); err != nil {
+		return nil, "", err
+	}
 	e, err := t.b.Log(ctx, tenant, r)
 	if err != nil {
 		return nil, "", err
@@ -350,6 +359,9 @@ func (t *tools) endSession(ctx context.Context, tenant string, a args) (any, str
 		return nil, "", err
 	}
 	r.Outcome = memory.Outcome(strings.ToLower(outcome))
+	if r.UserID, err = a.str("user_id", false); err != nil {
+		return nil, "", err
+	}
 	if r.Wait, err = a.boolean("wait", false); err != nil {
 		return nil, "", err
 	}
@@ -435,16 +447,36 @@ func (t *tools) correct(ctx context.Context, tenant string, a args) (any, string
 }
 
 func (t *tools) forget(ctx context.Context, tenant string, a args) (any, string, error) {
-	id, err := a.str("memory_id", true)
+	in := activities.ForgetInput{Tenant: tenant}
+	given := 0
+	for _, name := range []string{"memory_id", "session_id", "user_id"} {
+		v, err := a.str(name, false)
+		if err != nil {
+			return nil, "", err
+		}
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		given++
+		switch name {
+		case "memory_id":
+			in.MemoryIDs = []string{v}
+		case "session_id":
+			in.SessionIDs = []string{v}
+		case "user_id":
+			in.UserID = v
+		}
+	}
+	if given != 1 {
+		return nil, "", badArg("give exactly one of memory_id, session_id, user_id")
+	}
+	r, err := t.b.Forget(ctx, in)
 	if err != nil {
 		return nil, "", err
 	}
-	r, err := t.b.ForgetMemories(ctx, tenant, []string{id})
-	if err != nil {
-		return nil, "", err
-	}
-	out := ForgetOutput{Memories: r.Memories, Versions: r.Store.Versions, Decisions: r.Store.Decisions, Vectors: r.Vectors}
-	return out, fmt.Sprintf("forgot %d memories (%d versions, %d vectors)", len(r.Memories), r.Store.Versions, r.Vectors), nil
+	out := forgetOutput(r)
+	return out, fmt.Sprintf("forgot %d memories (%d rebuilt), %d sessions, %d episodes; removed %d events, %d memory versions, %d decisions, %d vectors",
+		len(r.Memories), len(r.Rebuilt), len(r.Sessions), len(r.Episodes), r.Store.Events, r.Store.Versions, r.Store.Decisions, r.Vectors+r.EpisodeVectors), nil
 }
 
 func (t *tools) history(ctx context.Context, tenant string, a args) (any, string, error) {

@@ -6,8 +6,12 @@ import (
 	"slices"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
 	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/workflows"
 )
 
 // StoreRequest stores one memory stated directly by an agent or user.
@@ -60,16 +64,44 @@ func (s *Service) Undo(ctx context.Context, tenant, decisionID string, force boo
 	return firstDecision(reply)
 }
 
-// ForgetMemories deletes memories for good, in both stores.
-func (s *Service) ForgetMemories(ctx context.Context, tenant string, ids []string) (activities.ForgetReceipt, error) {
-	reply, err := s.ledger(ctx, activities.LedgerRequest{Tenant: tenant, Op: activities.OpForget, MemoryIDs: ids})
+// Forget deletes for good what in names (memories, sessions, a user's
+// sessions, or the whole tenant) and everything derived from it, in both
+// stores, with the Forget workflow, and returns its receipt. Afterwards
+// recall in this process returns nothing of it.
+func (s *Service) Forget(ctx context.Context, in activities.ForgetInput) (activities.ForgetReceipt, error) {
+	receipt, err := RunForget(ctx, s.temporal, s.cfg.TaskQueue, in, s.cfg.WaitTimeout)
 	if err != nil {
-		return activities.ForgetReceipt{}, err
+		return receipt, err
 	}
-	if reply.Forgotten == nil {
-		return activities.ForgetReceipt{}, nil
+	// The change feed shows new versions, not deletions: rebuild.
+	s.recall.Invalidate(in.Tenant)
+	return receipt, nil
+}
+
+// RunForget runs the Forget workflow for in and waits up to timeout for
+// its receipt. The same request maps to the same workflow ID.
+func RunForget(ctx context.Context, tc client.Client, taskQueue string, in activities.ForgetInput, timeout time.Duration) (activities.ForgetReceipt, error) {
+	var receipt activities.ForgetReceipt
+	if err := in.Validate(); err != nil {
+		return receipt, err
 	}
-	return *reply.Forgotten, nil
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: workflows.ForgetWorkflowID(in), TaskQueue: taskQueue,
+		// Forgetting again (new data may have arrived) runs again; a running
+		// forget is joined.
+		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		Memo:                     map[string]any{"tenant": in.Tenant},
+	}, workflows.Forget, in)
+	if err != nil {
+		return receipt, workflowError("forget", err)
+	}
+	if err := run.Get(ctx, &receipt); err != nil {
+		return receipt, workflowError("forget", err)
+	}
+	return receipt, nil
 }
 
 func firstDecision(r activities.LedgerReply) (memory.Decision, error) {

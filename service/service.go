@@ -27,6 +27,8 @@ type Recaller interface {
 	// Refresh makes the engine see every change committed for tenant so
 	// far, so that a caller reads its own writes.
 	Refresh(ctx context.Context, tenant string) error
+	// Invalidate drops what the engine holds of tenant (after a forget).
+	Invalidate(tenant string)
 }
 
 // Config tunes the service.

@@ -12,6 +12,7 @@ import (
 // Register registers every workflow and the activities of a on w.
 func Register(w worker.Registry, a *activities.Activities) {
 	w.RegisterWorkflow(workflows.SessionEnd)
+	w.RegisterWorkflow(workflows.Forget)
 	w.RegisterWorkflowWithOptions(workflows.MemoryLedger, workflow.RegisterOptions{Name: activities.LedgerWorkflowType})
 	w.RegisterActivity(a)
 }

@@ -189,6 +189,22 @@ func applyRequest(ctx workflow.Context, req activities.LedgerRequest) activities
 			return failReply(reply, err)
 		}
 		reply.Forgotten = &receipt
+		if len(req.Rebuild) == 0 {
+			break
+		}
+		var ds []memory.Decision
+		if err := workflow.ExecuteActivity(storeCtx, a.PlanChange, activities.PlanChangeInput{Request: req, Now: now}).Get(ctx, &ds); err != nil {
+			return failReply(reply, err)
+		}
+		for _, d := range ds {
+			applied, err := apply(ctx, d)
+			if err != nil {
+				return failReply(reply, err)
+			}
+			reply.Decisions = append(reply.Decisions, applied)
+			receipt.Rebuilt = append(receipt.Rebuilt, applied.TargetID)
+		}
+		reply.Forgotten = &receipt
 	default: // correct, feedback, undo, decay
 		var ds []memory.Decision
 		in := activities.PlanChangeInput{Request: req, Now: now}

@@ -200,3 +200,69 @@ func decode[T any](res *mcp.CallToolResult) (T, error) {
 	}
 	return out, jsonUnmarshal(raw, &out)
 }
+
+// TestForgetUser forgets a user: their sessions, events and episodes go,
+// memories learned only from them go, a memory they share with another
+// user is rebuilt without them, and recall returns nothing of them.
+func TestForgetUser(t *testing.T) {
+	st := startTestDev(t, t.TempDir())
+	defer st.Close()
+	s := connect(t, st.mcpURL())
+	ctx := context.Background()
+
+	withUser := func(args map[string]any, user string) map[string]any { args["user_id"] = user; return args }
+	a1 := endSession(t, s, withUser(chat("u1-a", 2, "From now on, always give report timestamps in UTC."), "u1"))
+	a2 := endSession(t, s, withUser(chat("u1-b", 3, "Never deploy to production on Fridays."), "u1"))
+	b1 := endSession(t, s, withUser(chat("u2-a", 4, "Remember: always give report timestamps in UTC."), "u2"))
+	shared, only := preferenceOf(t, a1), mcpserver.EndMemory{}
+	for _, m := range a2.Memories {
+		if m.Kind == memory.KindRule {
+			only = m
+		}
+	}
+	if only.MemoryID == "" || preferenceOf(t, b1).MemoryID != shared.MemoryID {
+		t.Fatalf("setup: rule %+v, shared preference %s vs %s", only, shared.MemoryID, preferenceOf(t, b1).MemoryID)
+	}
+
+	r := call[mcpserver.ForgetOutput](t, s, mcpserver.ToolForget, map[string]any{"user_id": "u1"})
+	if !slices.Equal(r.Sessions, []string{"u1-a", "u1-b"}) || len(r.Episodes) != 2 {
+		t.Fatalf("receipt sessions/episodes = %v / %v", r.Sessions, r.Episodes)
+	}
+	if !slices.Contains(r.Memories, only.MemoryID) || slices.Contains(r.Memories, shared.MemoryID) || !slices.Equal(r.Rebuilt, []string{shared.MemoryID}) {
+		t.Fatalf("receipt memories = %v, rebuilt %v: want %s deleted and %s rebuilt", r.Memories, r.Rebuilt, only.MemoryID, shared.MemoryID)
+	}
+	if r.ClickHouse.Events == 0 || r.ClickHouse.Episodes != 2 || r.ClickHouse.Versions == 0 || r.Vectors.Memories == 0 || r.Vectors.Episodes != 2 {
+		t.Fatalf("receipt counts = %+v / %+v", r.ClickHouse, r.Vectors)
+	}
+
+	// Nothing of u1 is left in either store.
+	for _, sess := range []string{"u1-a", "u1-b"} {
+		if evs, err := st.runtime.Store.SessionEvents(ctx, memory.DefaultTenant, sess); err != nil || len(evs) != 0 {
+			t.Fatalf("events of %s after forget: %d (%v)", sess, len(evs), err)
+		}
+		if _, err := st.runtime.Store.Episode(ctx, memory.DefaultTenant, memory.EpisodeID(memory.DefaultTenant, sess)); !memory.IsNotFound(err) {
+			t.Fatalf("episode of %s after forget: %v", sess, err)
+		}
+	}
+	if docs, _ := st.runtime.Index.Get(ctx, memory.CollectionMemories, memory.DefaultTenant, []string{only.MemoryID}); len(docs) != 0 {
+		t.Fatalf("the forgotten rule still has a vector")
+	}
+	if h, err := st.runtime.Store.History(ctx, memory.DefaultTenant, only.MemoryID); err != nil || slices.ContainsFunc(h, func(m memory.Memory) bool { return m.Content != "" }) {
+		t.Fatalf("text of the forgotten rule survives in its history: %+v (%v)", h, err)
+	}
+	rec := call[mcpserver.RecallOutput](t, s, mcpserver.ToolRecall, map[string]any{"query": "deploy to production on Fridays", "include_cold": true, "include_superseded": true})
+	if findResult(rec, only.MemoryID) != nil || strings.Contains(rec.Context, "Fridays") {
+		t.Fatalf("recall still knows u1's rule: %+v", rec.Results)
+	}
+	rec = call[mcpserver.RecallOutput](t, s, mcpserver.ToolRecall, map[string]any{"query": "report timestamps time zone"})
+	it := findResult(rec, shared.MemoryID)
+	if it == nil || !slices.Equal(it.SourceEpisodes, []string{b1.EpisodeID}) {
+		t.Fatalf("the shared preference after forgetting u1 = %+v, want it with only u2's episode %s", it, b1.EpisodeID)
+	}
+
+	// Forgetting again finds nothing more.
+	again := call[mcpserver.ForgetOutput](t, s, mcpserver.ToolForget, map[string]any{"user_id": "u1"})
+	if len(again.Memories) != 0 || len(again.Rebuilt) != 0 || again.ClickHouse.Events != 0 {
+		t.Fatalf("second forget = %+v", again)
+	}
+}
