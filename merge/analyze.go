@@ -34,6 +34,9 @@ type term struct {
 	slot    string // for values: the slot
 	surface string // as written (folded), for reasons
 	pos     int    // order of first appearance
+	// noun is the slot the term names when every occurrence is a slot
+	// noun ("timestamps", "编码"); see withoutSlotNouns.
+	noun string
 	// rejected is set when every occurrence names a rejected alternative
 	// ("…, not npm", "instead of tabs", "而不是 gbk").
 	rejected bool
@@ -69,6 +72,7 @@ type piece struct {
 	ph      phrase // for phrase pieces
 	slot    string // for values and numbers
 	canon   string
+	noun    string // for words that name a slot ("timestamps", "编码"): the slot
 }
 
 type pieceKind int
@@ -83,7 +87,8 @@ const (
 	pBoundIfNum
 	pNot    // "not": a cue, or a contrast at the start of a later clause
 	pIgnore // a conditional bound that did not apply
-	pGap    // a dropped function word: keeps numbers from reaching past it
+	pGap    // a dropped function word or filler phrase
+	pLater  // "以后": a filler opening a clause, else "after"
 )
 
 var (
@@ -128,16 +133,19 @@ type scanner struct {
 	spans  []span
 }
 
-func (sc *scanner) claim(s, e int, ps ...piece) {
+// claim claims [s, e) for ps unless part of it is already claimed, and
+// reports whether it did.
+func (sc *scanner) claim(s, e int, ps ...piece) bool {
 	if s >= e {
-		return
+		return false
 	}
 	for _, sp := range sc.spans {
 		if s < sp.end && e > sp.start {
-			return
+			return false
 		}
 	}
 	sc.spans = append(sc.spans, span{start: s, end: e, pieces: ps})
+	return true
 }
 
 // each calls fn with the range of every match of re, or of its first
@@ -292,6 +300,16 @@ func (sc *scanner) claimSpans() {
 				ps = append(ps, piece{kind: pContent, class: tWord, key: "c:" + string(r), surface: string(r)})
 			}
 			sc.claim(s, e, ps...)
+		case phFiller:
+			sc.claim(s, e, piece{kind: pGap})
+		case phLater:
+			sc.claim(s, e, piece{kind: pLater, surface: p})
+		case phSlotNoun:
+			ps := gapPieces(p, sc.proper)
+			for i := range ps {
+				ps[i].noun = ph.cat
+			}
+			sc.claim(s, e, ps...)
 		}
 	})
 
@@ -305,11 +323,42 @@ func (sc *scanner) claimSpans() {
 		n := strings.TrimPrefix(strings.ReplaceAll(f[s:e], ",", ""), "v")
 		num := strings.TrimRightFunc(n, func(r rune) bool { return unicode.IsLetter(r) || r == '%' })
 		p := piece{kind: pContent, class: tNumber, key: "n:" + num, surface: f[s:e], canon: num, slot: "n:" + numberSlot(f, s, e, sc.proper)}
-		if unit := n[len(num):]; unit != "" {
+		switch unit := n[len(num):]; {
+		case unit != "":
 			p.slot = "n:" + unit // "60s" is 60 in the slot "s", like "60 s"
+			if u, ok := unitOf[unit]; ok {
+				p.slot = "n:" + u
+			}
+		default:
+			// "30 seconds", "30 秒": the unit is part of the value.
+			if u, end, ok := timeUnitAt(f, e); ok {
+				withUnit := p
+				withUnit.slot, withUnit.surface = "n:"+u, f[s:end]
+				if sc.claim(s, end, withUnit) {
+					return
+				}
+			}
 		}
 		sc.claim(s, e, p)
 	})
+}
+
+// timeUnitAt reads a unit of time at folded[at:], after optional spaces:
+// a whole English word or a Chinese unit. It returns the canonical unit
+// and where the unit ends.
+func timeUnitAt(folded string, at int) (unit string, end int, ok bool) {
+	rest := strings.TrimLeft(folded[at:], " ")
+	start := len(folded) - len(rest)
+	if loc := reWord.FindStringIndex(rest); loc != nil && loc[0] == 0 {
+		u, ok := unitOf[rest[:loc[1]]]
+		return u, start + loc[1], ok
+	}
+	for _, u := range cjkTimeUnits {
+		if strings.HasPrefix(rest, u) {
+			return unitOf[u], start + len(u), true
+		}
+	}
+	return "", 0, false
 }
 
 // properNouns returns, folded, the capitalised words of raw that do not
@@ -398,7 +447,7 @@ func wordPieces(w string, proper map[string]bool) []piece {
 	if syn, ok := synonyms[w]; ok {
 		w = syn
 	}
-	if lang.IsStopWord(w) || weakSet[w] {
+	if lang.IsStopWord(w) && !keptWords[w] || weakSet[w] {
 		return nil
 	}
 	key := w
@@ -409,7 +458,7 @@ func wordPieces(w string, proper map[string]bool) []piece {
 	if proper[w] {
 		class = tAnchor
 	}
-	return []piece{{kind: pContent, class: class, key: "w:" + key, surface: w}}
+	return []piece{{kind: pContent, class: class, key: "w:" + key, surface: w, noun: slotNounOf[key]}}
 }
 
 // cjkPieces turns a run of Chinese characters (with phrases already
@@ -451,32 +500,87 @@ func build(text string, ps []piece, prefers bool) *statement {
 		}
 	}
 
+	// An occurrence is one appearance of a term in the current clause; its
+	// flags are final only at the end of the clause, since a cue that ends
+	// a clause negates what came before it.
+	type occurrence struct {
+		t        *term
+		p        piece
+		negated  bool
+		rejected bool
+	}
 	var (
+		clause            []occurrence
 		inNeg, inContrast bool
 		clauseStart       = true // no content yet in this clause
 		seenContent       bool   // content in an earlier clause
 		clauseNeg         bool
-		clauseUnless      bool
+		clauseUnless      bool // a double negation: nothing in the clause is negated
+		clauseWithout     bool // the clause's negation is "without", "unless" or "except"
 		clauseCues        []string
-		clauseNegated     []*term
+		afterCue          bool // content since the clause's last cue
+		beforeCue         int  // occurrences before the clause's first cue
+		negCount          = map[*term]int{}
+		rejCount          = map[*term]int{}
+		count             = map[*term]int{}
 	)
 	endClause := func() {
+		switch {
+		case clauseUnless:
+			// "Never deploy without running the tests" asserts: a double
+			// negation leaves nothing negated.
+			for i := range clause {
+				clause[i].negated = false
+			}
+		case clauseNeg && !afterCue:
+			// "Deploying on Fridays is forbidden": nothing follows the
+			// cue, so it negates what precedes it.
+			for i := range clause[:beforeCue] {
+				o := &clause[i]
+				if !circumstantial[o.p.slot] {
+					o.negated = true
+					o.rejected = o.rejected || o.p.class == tValue
+				}
+			}
+		}
 		if clauseNeg && !clauseUnless {
 			st.negative = true
 			st.cues = append(st.cues, clauseCues...)
 		}
-		if clauseUnless {
-			// "Never deploy without running the tests" asserts: a double
-			// negation leaves nothing negated.
-			for _, t := range clauseNegated {
-				t.negated = false
+		for _, o := range clause {
+			count[o.t]++
+			if o.negated {
+				negCount[o.t]++
+			}
+			if o.rejected {
+				rejCount[o.t]++
+			}
+			if o.p.slot != "" {
+				canon := o.p.canon
+				if canon == "" {
+					canon = strings.TrimPrefix(o.p.key, "n:")
+				}
+				st.values[o.p.slot] = append(st.values[o.p.slot], valueRef{canon: canon, surface: o.p.surface, rejected: o.rejected})
 			}
 		}
-		inNeg, inContrast, clauseNeg, clauseUnless, clauseCues, clauseNegated = false, false, false, false, nil, nil
+		clause = clause[:0]
+		inNeg, inContrast, clauseNeg, clauseUnless, clauseWithout, clauseCues, afterCue, beforeCue = false, false, false, false, false, nil, false, 0
 		if !clauseStart {
 			seenContent = true
 		}
 		clauseStart = true
+	}
+	cue := func(surface string) {
+		if clauseWithout {
+			// "Deploying without tests is forbidden": a double negation.
+			clauseUnless, inNeg = true, false
+			return
+		}
+		if !clauseNeg {
+			beforeCue = len(clause)
+		}
+		inNeg, clauseNeg, afterCue = true, true, false
+		clauseCues = append(clauseCues, surface)
 	}
 	for _, p := range ps {
 		switch p.kind {
@@ -489,13 +593,11 @@ func build(text string, ps []piece, prefers bool) *statement {
 			if clauseStart && seenContent {
 				inContrast = true
 			} else {
-				inNeg, clauseNeg = true, true
-				clauseCues = append(clauseCues, p.surface)
+				cue(p.surface)
 			}
 			continue
 		case pCue:
-			inNeg, clauseNeg = true, true
-			clauseCues = append(clauseCues, p.surface)
+			cue(p.surface)
 			clauseStart = false
 			continue
 		case pContrast:
@@ -505,40 +607,46 @@ func build(text string, ps []piece, prefers bool) *statement {
 			inContrast = false
 			continue
 		case pUnless:
-			if clauseNeg {
-				clauseUnless = true
-				inNeg = false
+			switch {
+			case clauseNeg:
+				// "Never deploy without running the tests".
+				clauseUnless, inNeg = true, false
+			case !clauseUnless:
+				// "Run migrations without a backup": what follows is
+				// left out, as after a cue.
+				cue(p.surface)
+				clauseWithout = true
 			}
 			continue
+		case pLater:
+			if clauseStart {
+				continue // "以后报表都用北京时间": from now on
+			}
+			p = piece{kind: pContent, class: tWord, key: "c:后", surface: "后"} // "部署以后": after
 		case pContent:
 		default:
 			continue
 		}
 		clauseStart = false
+		afterCue = true
 		// A cue negates the action, not when it happens: in "never deploy
 		// on Fridays" Friday is not negated.
 		negated := inNeg && !circumstantial[p.slot]
-		rejected := inContrast || negated && p.class == tValue
 		t, ok := st.terms[p.key]
-		if !ok {
-			t = &term{key: p.key, class: p.class, slot: p.slot, surface: p.surface, pos: len(st.terms), rejected: rejected, negated: negated}
+		switch {
+		case !ok:
+			t = &term{key: p.key, class: p.class, slot: p.slot, surface: p.surface, pos: len(st.terms), noun: p.noun}
 			st.terms[p.key] = t
-		} else {
-			t.rejected = t.rejected && rejected
-			t.negated = t.negated && negated
+		case t.noun != p.noun:
+			t.noun = "" // "超时时间": 时 is also a plain word here
 		}
-		if negated {
-			clauseNegated = append(clauseNegated, t)
-		}
-		if p.slot != "" {
-			canon := p.canon
-			if canon == "" {
-				canon = strings.TrimPrefix(p.key, "n:")
-			}
-			st.values[p.slot] = append(st.values[p.slot], valueRef{canon: canon, surface: p.surface, rejected: rejected})
-		}
+		clause = append(clause, occurrence{t: t, p: p, negated: negated, rejected: inContrast || negated && p.class == tValue})
 	}
 	endClause()
+	for _, t := range st.terms {
+		t.negated = negCount[t] == count[t]
+		t.rejected = rejCount[t] == count[t]
+	}
 	return st
 }
 

@@ -13,13 +13,28 @@ import (
 // near-duplicate for the next consolidation. So every merging verdict needs
 // positive evidence, and anything the rules cannot place is distinct.
 //
+// A statement's subject is its content words (English stems, Chinese
+// characters) and names. The analyser has already dropped what says when
+// or how firmly a statement holds rather than what it is about: modal and
+// light verbs, adverbs of frequency, determiners, Chinese particles and
+// function words ("should", "always", "give", "from now on", 的, 里, 都,
+// 要, 请, 一律, 从现在起, a clause-opening 以后), and values and parameters
+// are not subject terms. Here the words that name a slot ("timestamps",
+// "encoding", 时间, 编码) are dropped too when either statement gives a
+// value of that slot (withoutSlotNouns): "report timestamps in UTC" and
+// "reports should use Beijing time" are both about reports.
+//
 // Two statements are about the same subject when one's subject terms
-// (words, Chinese characters, names; not values or parameters) contain the
-// other's and they share at least half of them. Two statements disagree
-// when a slot has different values (utc vs utc+8, 500 vs 2000 rows), when
-// a shared term is negated in one and asserted in the other ("never deploy"
-// vs "deploy"), or when one rejects a term the other asserts ("…, not on
-// the local disk").
+// contain the other's and they share more than half of them: one word
+// more is enough for "send invoices to Acme" against "Acme's invoices",
+// but not for "reports" against "store reports" or 报表 against 销售报表,
+// where the extra word may be the whole difference. Two statements
+// disagree when a slot has different values (utc vs utc+8, 500 vs 2000
+// rows; compatible date formats agree), when a shared term is negated in
+// one and asserted in the other ("never deploy" vs "deploy", "deploying on
+// Fridays is forbidden" vs "deploy on Fridays", "without a backup" vs
+// "after a backup"), or when one rejects a term the other asserts ("…, not
+// on the local disk").
 //
 //   - different names (orders.csv vs customers.csv, Acme vs Globex):
 //     distinct, before anything else.
@@ -40,8 +55,8 @@ type relation struct {
 	reason  string
 }
 
-// minSubjectJaccard is the least share of subject terms two statements
-// must have in common to be about the same subject.
+// minSubjectJaccard is the share of subject terms two statements must
+// exceed in common to be about the same subject.
 const minSubjectJaccard = 0.5
 
 // maxMissingSubject is how many subject terms of the existing memory a
@@ -53,10 +68,16 @@ const (
 )
 
 func compare(existing, candidate *statement) relation {
-	a, b := existing, candidate
-	if normText(a.text) == normText(b.text) {
+	if normText(existing.text) == normText(candidate.text) {
 		return relation{memory.VerdictDuplicate, "same text after normalisation"}
 	}
+	given := map[string]bool{}
+	for _, s := range []*statement{existing, candidate} {
+		for slot := range s.values {
+			given[slot] = true
+		}
+	}
+	a, b := withoutSlotNouns(existing, given), withoutSlotNouns(candidate, given)
 	var shared, onlyA, onlyB []*term
 	for k, t := range a.terms {
 		if _, ok := b.terms[k]; ok {
@@ -83,7 +104,7 @@ func compare(existing, candidate *statement) relation {
 	subject := joinTerms(sharedSubj)
 	sameSubject := len(sharedSubj) > 0 &&
 		(len(sharedSubj) == len(subjA) || len(sharedSubj) == len(subjB)) &&
-		float64(len(sharedSubj))/float64(len(subjA)+len(subjB)-len(sharedSubj)) >= minSubjectJaccard
+		float64(len(sharedSubj))/float64(len(subjA)+len(subjB)-len(sharedSubj)) > minSubjectJaccard
 
 	// Disagreement: a slot with different values, a term one negates and
 	// the other asserts, or one the other rejects. On the same subject it
@@ -123,7 +144,7 @@ func compare(existing, candidate *statement) relation {
 	}
 	if len(diffs) > 0 || len(flipped) > 0 || len(rejectedByA)+len(rejectedByB) > 0 {
 		return relation{memory.VerdictDistinct, fmt.Sprintf("they disagree (%s), but not clearly about the same subject (%s vs %s); unsure, not merged",
-			disagreement(diffs, flipped, rejectedByA, rejectedByB), describe(onlyA), describe(onlyB))}
+			disagreement(diffs, flipped, rejectedByA, rejectedByB), describe(subjA), describe(subjB))}
 	}
 
 	switch {
@@ -134,7 +155,7 @@ func compare(existing, candidate *statement) relation {
 	case len(sharedSubj) == 0:
 		return relation{memory.VerdictDistinct, "no subject in common"}
 	case !sameSubject && len(onlyA) > 0 && len(onlyB) > 0:
-		return relation{memory.VerdictDistinct, fmt.Sprintf("different subjects: %s vs %s", describe(onlyA), describe(onlyB))}
+		return relation{memory.VerdictDistinct, fmt.Sprintf("different subjects: %s vs %s", describe(filter(onlyA, isSubject)), describe(filter(onlyB, isSubject)))}
 	}
 	// From here on the statements agree in polarity, values and rejections,
 	// and share a subject.
@@ -153,6 +174,36 @@ func compare(existing, candidate *statement) relation {
 		return relation{memory.VerdictDistinct, fmt.Sprintf("the candidate only adds words (%s), no concrete parameter; unsure, not merged", describe(onlyB))}
 	}
 	return relation{memory.VerdictDistinct, fmt.Sprintf("each says something the other does not: %s vs %s", describe(onlyA), describe(onlyB))}
+}
+
+// withoutSlotNouns returns s without the terms that name a slot either
+// statement gives a value of: in "report timestamps in UTC" against
+// "reports should use Beijing time" the timestamps are where the time zone
+// shows, the reports what both are about; and "detect the file encoding"
+// is what "detect the encoding: try utf-8-sig, then gbk" says. When such
+// nouns are all a statement is about ("日期格式用 DD/MM/YYYY") they stay:
+// they are its subject.
+func withoutSlotNouns(s *statement, given map[string]bool) *statement {
+	drop, rest := 0, 0
+	for _, t := range s.terms {
+		switch {
+		case t.noun != "" && given[t.noun]:
+			drop++
+		case t.class.isSubject():
+			rest++
+		}
+	}
+	if drop == 0 || rest == 0 {
+		return s
+	}
+	out := *s
+	out.terms = make(map[string]*term, len(s.terms)-drop)
+	for k, t := range s.terms {
+		if t.noun == "" || !given[t.noun] {
+			out.terms[k] = t
+		}
+	}
+	return &out
 }
 
 // disagreement summarises why two statements disagree, for a reason.
@@ -220,7 +271,7 @@ func slotConflicts(a, b *statement) []string {
 		posB, negB := split(b.values[slot])
 		name := slotName(slot)
 		switch {
-		case len(posA) > 0 && len(posB) > 0 && !intersects(posA, posB):
+		case len(posA) > 0 && len(posB) > 0 && !intersects(posA, posB) && !compatible(slot, posA, posB):
 			out = append(out, fmt.Sprintf("%s differs: %s vs %s", name, joinSurfaces(posA), joinSurfaces(posB)))
 		case intersects(posA, negB):
 			out = append(out, fmt.Sprintf("%s: the candidate rejects %s", name, joinSurfaces(common(posA, negB))))
@@ -234,7 +285,11 @@ func slotConflicts(a, b *statement) []string {
 func slotName(slot string) string {
 	switch {
 	case strings.HasPrefix(slot, "n:"):
-		if u := strings.TrimPrefix(slot, "n:"); u != "number" {
+		u := strings.TrimPrefix(slot, "n:")
+		if _, ok := timeUnits[u]; ok {
+			return "duration in " + u
+		}
+		if u != "number" {
 			return "number of " + u
 		}
 		return "number"
@@ -264,6 +319,28 @@ func split(vs []valueRef) (pos, neg map[string]string) {
 		delete(neg, c)
 	}
 	return pos, neg
+}
+
+// compatible reports whether two sets of values of a slot can both hold
+// although no value is shared: a date format and the same format with a
+// time of day ("yyyy-mm-dd", "yyyy-mm-dd hh:mm"), or an ISO 8601 / RFC
+// 3339 format and a pattern that follows it.
+func compatible(slot string, a, b map[string]string) bool {
+	if slot != "date-format" {
+		return false
+	}
+	iso := func(v string) bool { return v == "iso8601" || v == "rfc3339" }
+	for x := range a {
+		for y := range b {
+			switch {
+			case strings.HasPrefix(x, y) || strings.HasPrefix(y, x):
+				return true
+			case iso(x) && strings.HasPrefix(y, "yyyy-mm-dd"), iso(y) && strings.HasPrefix(x, "yyyy-mm-dd"):
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func intersects(a, b map[string]string) bool {

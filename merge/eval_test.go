@@ -13,7 +13,7 @@ import (
 const pairsPath = "../testdata/merge/pairs.jsonl"
 
 // TestLabelledSet checks that the labelled set is what the issue asks for:
-// at least 60 pairs, English and Chinese (a third or more Chinese), every
+// at least 160 pairs, English and Chinese (a third or more Chinese), every
 // verdict represented, every kind used.
 func TestLabelledSet(t *testing.T) {
 	pairs, err := LoadPairs(pairsPath)
@@ -29,8 +29,8 @@ func TestLabelledSet(t *testing.T) {
 			t.Errorf("%s: every pair explains its label in a note", p.ID)
 		}
 	}
-	if len(pairs) < 80 || 3*langs["zh"] < len(pairs) || langs["en"] == 0 || langs["en"]+langs["zh"] != len(pairs) {
-		t.Errorf("%d pairs, languages %v: want ≥ 80, English and Chinese, ≥ 1/3 Chinese", len(pairs), langs)
+	if len(pairs) < 160 || 3*langs["zh"] < len(pairs) || langs["en"] == 0 || langs["en"]+langs["zh"] != len(pairs) {
+		t.Errorf("%d pairs, languages %v: want ≥ 160, English and Chinese, ≥ 1/3 Chinese", len(pairs), langs)
 	}
 	for _, v := range Verdicts {
 		if labels[v] < 15 {
@@ -46,7 +46,10 @@ func TestLabelledSet(t *testing.T) {
 
 // TestOfflineJudgeQuality is the offline judge's quality gate on the
 // labelled set: it never merges a pair that is not a duplicate or a
-// refinement (precision 1.0 for both) and gets at least 0.8 right overall.
+// refinement and never calls a conflict that is not one (precision 1.0 for
+// all three), and gets at least 0.93 right overall, 0.92 in English and
+// 0.94 in Chinese (the floors of what it reaches; raise them, never lower
+// them).
 func TestOfflineJudgeQuality(t *testing.T) {
 	pairs, err := LoadPairs(pairsPath)
 	if err != nil {
@@ -61,7 +64,7 @@ func TestOfflineJudgeQuality(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log("\n" + table.String())
-	for _, v := range []memory.Verdict{memory.VerdictDuplicate, memory.VerdictRefines} {
+	for _, v := range []memory.Verdict{memory.VerdictDuplicate, memory.VerdictRefines, memory.VerdictConflicts} {
 		s := rep.Score(v)
 		if s.Predicted == 0 || s.Precision != 1 {
 			t.Errorf("%s: precision %.3f over %d predictions, want 1.0", v, s.Precision, s.Predicted)
@@ -70,8 +73,13 @@ func TestOfflineJudgeQuality(t *testing.T) {
 	if rep.MergedDistinct != 0 {
 		t.Errorf("%d distinct pairs merged", rep.MergedDistinct)
 	}
-	if rep.Accuracy < 0.8 {
-		t.Errorf("accuracy %.3f, want ≥ 0.8", rep.Accuracy)
+	if rep.Accuracy < 0.93 {
+		t.Errorf("accuracy %.3f, want ≥ 0.93", rep.Accuracy)
+	}
+	for lang, floor := range map[string]float64{"en": 0.92, "zh": 0.94} {
+		if rep.ByLang[lang] < floor {
+			t.Errorf("accuracy %s %.3f, want ≥ %.2f", lang, rep.ByLang[lang], floor)
+		}
 	}
 	if rep.Judge != JudgeOffline || rep.Errors != 0 {
 		t.Errorf("judge %q, errors %d", rep.Judge, rep.Errors)

@@ -10,10 +10,11 @@ import (
 )
 
 // The offline judge's vocabulary. Everything here is general language and
-// general software vocabulary: function words, negation and contrast
-// markers, and the few slots whose values commonly change between sessions
-// (time zones, encodings, indentation, languages, package managers,
-// weekdays, currencies, date formats). Nothing names a particular memory.
+// general software vocabulary: function words and fillers, negation and
+// contrast markers, units of time, and the few slots whose values commonly
+// change between sessions (time zones, encodings, indentation, languages,
+// package managers, weekdays, currencies, date formats) with the nouns
+// that name them. Nothing names a particular memory.
 
 // phraseClass is what a dictionary phrase means to the analyser.
 type phraseClass int
@@ -29,11 +30,14 @@ const (
 	phBound                              // an upper or lower bound: a value of the "bound" slot
 	phBoundIfNum                         // a bound only when a number follows ("under 200 words")
 	phKeep                               // a word that contains a function character but is content ("应用")
+	phFiller                             // says when or how firmly, not what: "from now on", "从现在起"
+	phLater                              // "以后": "from now on" opening a clause, else "after"
+	phSlotNoun                           // names a slot ("时间", "编码"): not the subject when a value is given
 )
 
 type phrase struct {
 	class phraseClass
-	cat   string // phValue, phBound: the slot; phSyn: unused
+	cat   string // phValue, phBound, phSlotNoun: the slot; phSyn: unused
 	canon string // phValue, phBound: canonical value; phSyn: replacement text
 }
 
@@ -129,6 +133,8 @@ var values = map[string]map[string][]string{
 
 // Negation cues, in English and Chinese. "not" and "no" are handled here too;
 // the analyser turns a clause-initial "not" ("…, not npm") into a contrast.
+// A cue negates what follows it in its clause or, when nothing follows,
+// what precedes it ("deploying on Fridays is forbidden", "周五上线是不允许的").
 var cues = []string{
 	"do not", "does not", "did not", "don't", "dont", "doesn't", "didn't", "never",
 	"no longer", "avoid", "avoids", "avoiding", "must not", "mustn't", "should not",
@@ -144,6 +150,52 @@ var contrasts = []string{"instead of", "rather than", "but not", "而不是", "�
 var contrastEnds = []string{"而是"}
 
 var unlesses = []string{"without", "unless", "except", "除非"}
+
+// fillers say when a statement starts to hold or how firmly it is meant,
+// never what it is about: a preference restated "from now on" is the same
+// preference. Chinese ones are listed here rather than with cjkWeakWords so
+// that they win over the content words they contain ("现在").
+var fillers = []string{
+	"from now on", "from here on", "from today on", "from today", "going forward",
+	"moving forward", "in the future", "in future", "henceforth", "every time", "each time",
+	"make sure to", "be sure to",
+	"从现在起", "从现在开始", "从今天起", "从今天开始", "从今以后", "从此以后", "今后", "往后", "每次",
+}
+
+// later words mean "from now on" when they open a clause
+// ("以后报表都用北京时间") and "after" anywhere else ("部署以后跑测试"),
+// where the order of steps matters.
+var later = []string{"以后"}
+
+// slotNouns name a slot rather than a subject: in "report timestamps in
+// UTC" or "报表里的时间都用 UTC" the timestamps are where the time zone
+// shows, and the reports are what the preference is about. The analyser
+// marks them; the comparison drops them when either statement gives a
+// value of the slot, unless they are all a statement is about
+// (withoutSlotNouns). Otherwise they are ordinary words ("response time",
+// "响应时间"). English entries are matched on stems, so inflections count.
+var slotNouns = map[string][]string{
+	"timezone":        {"time", "times", "timestamp", "timestamps", "timezone", "datetime", "datetimes", "clock", "时间", "时区"},
+	"encoding":        {"encoding", "encodings", "encode", "encoded", "charset", "charsets", "编码", "字符集"},
+	"indent":          {"indent", "indents", "indented", "indenting", "indentation", "缩进"},
+	"language":        {"language", "languages", "语言"},
+	"date-format":     {"date", "dates", "format", "formats", "formatted", "formatting", "日期", "格式", "日期格式"},
+	"currency":        {"currency", "currencies", "币种", "货币"},
+	"line-ending":     {"newline", "newlines", "line ending", "line endings", "换行符"},
+	"package-manager": {"package manager", "package managers", "包管理器"},
+}
+
+// timeUnits spell the units of a duration after a number, in English and
+// Chinese, so that "30 s", "30 seconds" and "30 秒" are one value in one
+// slot. Units written onto the number ("60s", "30ms") are read by the
+// number pattern itself.
+var timeUnits = map[string][]string{
+	"ms":  {"ms", "millisecond", "milliseconds", "毫秒"},
+	"s":   {"s", "sec", "secs", "second", "seconds", "秒", "秒钟"},
+	"min": {"min", "mins", "minute", "minutes", "分钟"},
+	"h":   {"h", "hr", "hrs", "hour", "hours", "小时"},
+	"d":   {"d", "day", "days", "天"},
+}
 
 // plainWords contain a cue but are not negations ("识别" holds "别", "不得不"
 // means "must"); listing them lets the longest match win.
@@ -164,11 +216,12 @@ var keepWords = []string{
 	"应用", "响应", "供应", "对应", "相应", "适应", "费用", "作用", "用法", "用量", "可用", "调用",
 	"引用", "占用", "启用", "停用", "用例", "信用", "重要", "要点", "主要", "摘要", "概要", "要素",
 	"会议", "会话", "会员", "机会", "社会", "请求", "申请", "测试", "调试", "考试", "试用", "重试",
-	"合并", "并发", "并行", "带宽", "携带", "含量", "首先", "优先", "先进", "所有", "有效", "没有",
+	"合并", "并发", "并行", "带宽", "携带", "含量", "首先", "优先", "先进", "所有权", "所有者", "有效", "没有",
 	"有时", "一致", "一样", "一般", "一起", "唯一", "地址", "本地", "地区", "获得", "得到", "对象",
 	"对比", "方向", "向量", "其他", "尤其", "还原", "就绪", "首都", "接着", "个人", "个数", "是否",
 	"存在", "现在", "在线", "了解", "参与", "及时", "目的", "以太网", "再次", "每日", "将来", "给定",
 	"被动", "和解", "与会", "之间", "先后", "让步", "把握", "向导", "从库", "主从",
+	"公里", "里程",
 }
 
 var bounds = map[string][]string{
@@ -195,20 +248,28 @@ var weakWords = []string{
 	"used", "using", "utilise", "utilize", "try", "tries", "trying", "keep", "file", "files",
 	"thing", "things", "way", "generally", "usually", "typically", "whenever", "remember",
 	"note", "important", "actually", "able", "let", "lets", "currently", "now", "going",
-	"ones", "etc", "it's", "get", "gets",
+	"ones", "etc", "it's", "get", "gets", "often", "normally",
+	// light verbs: "give report timestamps in UTC" says what "use UTC for
+	// report timestamps" says
+	"give", "gives", "giving", "provide", "provides", "providing",
 }
+
+// keptWords are lang stop words that matter to a rule: the order of steps
+// ("run the tests before deploying" is not "after deploying").
+var keptWords = map[string]bool{"before": true, "after": true, "until": true}
 
 // cjkWeak are Chinese function and filler words, removed before the text is
 // split into characters.
 var cjkWeakWords = []string{
 	"用户", "希望", "要求", "偏好", "喜欢", "想要", "需要", "必须", "务必", "一定", "应该", "应当",
 	"总是", "始终", "一律", "统一", "使用", "采用", "然后", "依次", "尝试", "包含", "含有", "带有",
-	"形式", "进行", "一下", "里的", "中的", "改为", "改用", "改成", "可以", "能够", "记得", "注意到",
+	"形式", "进行", "一下", "里的", "中的", "里面", "改为", "改用", "改成", "改到", "设为", "设成",
+	"设置为", "设置成", "设定为", "可以", "能够", "记得", "注意到", "所有", "全部",
 	"而且", "并且", "或者", "以便", "以及", "另外", "同时",
 	"请", "先", "再", "试", "含", "带", "用", "要", "每", "以", "会", "应", "将", "把", "被", "让",
 	"给", "对", "从", "向", "的", "了", "是", "在", "和", "与", "及", "也", "就", "都", "而", "着",
 	"或", "吗", "呢", "吧", "啊", "呀", "嘛", "哦", "这", "那", "之", "其", "我", "你", "他",
-	"她", "它", "们", "个", "一", "有", "很", "还", "又", "并", "得", "地", "所",
+	"她", "它", "们", "个", "一", "有", "很", "还", "又", "并", "得", "地", "所", "里",
 }
 
 // synonyms fold common abbreviations and near-synonyms to one word. English
@@ -227,14 +288,14 @@ var synonyms = map[string]string{
 	"broke": "break", "broken": "break", "made": "make", "kept": "keep", "chose": "choose",
 	"chosen": "choose", "gave": "give", "given": "give", "took": "take", "taken": "take",
 	"found": "find", "ate": "eat", "drove": "drive", "driven": "drive", "shown": "show",
-	"failing": "fail", "failed": "fail",
+	"failing": "fail", "failed": "fail", "afterwards": "after", "afterward": "after",
 }
 
 // phraseSynonyms are multi-word or Chinese synonyms, replaced in the text.
 var phraseSynonyms = map[string]string{
 	"time zone": "timezone", "pull request": "pr", "merge request": "pr", "pull requests": "pr",
 	"跑": "运行", "执行": "运行", "不然": "否则", "要不然": "否则", "之前": "前", "以前": "前",
-	"之后": "后", "以后": "后", "时候": "时",
+	"之后": "后", "时候": "时", "prior to": "before",
 }
 
 // numberWords turn spelled-out small numbers into digits.
@@ -252,11 +313,14 @@ var cjkUnits = []string{
 }
 
 var (
-	weakSet     = map[string]bool{}
-	lexicon     = map[string]phrase{} // folded phrase → meaning
-	phrases     phraseIndex           // the lexicon's phrases
-	cjkWeak     phraseIndex           // cjkWeakWords
-	cjkNumberRE *regexp.Regexp
+	weakSet      = map[string]bool{}
+	slotNounOf   = map[string]string{} // stem of an English slot noun → its slot
+	unitOf       = map[string]string{} // folded time unit → canonical unit
+	cjkTimeUnits []string              // the Chinese units of unitOf, longest first
+	lexicon      = map[string]phrase{} // folded phrase → meaning
+	phrases      phraseIndex           // the lexicon's phrases
+	cjkWeak      phraseIndex           // cjkWeakWords
+	cjkNumberRE  *regexp.Regexp
 )
 
 // phraseIndex finds dictionary phrases in text, leftmost first and longest
@@ -358,6 +422,33 @@ func init() {
 	for p, r := range phraseSynonyms {
 		add(p, phrase{class: phSyn, canon: r})
 	}
+	for _, p := range fillers {
+		add(p, phrase{class: phFiller})
+	}
+	for _, p := range later {
+		add(p, phrase{class: phLater})
+	}
+	for slot, ps := range slotNouns {
+		for _, p := range ps {
+			if lang.HasCJK(p) || strings.Contains(p, " ") {
+				add(p, phrase{class: phSlotNoun, cat: slot})
+			} else {
+				slotNounOf[lang.Stem(p)] = slot
+			}
+		}
+	}
+	for canon, us := range timeUnits {
+		for _, u := range us {
+			unitOf[u] = canon
+			if lang.HasCJK(u) {
+				cjkTimeUnits = append(cjkTimeUnits, u)
+			}
+		}
+	}
+	sort.Slice(cjkTimeUnits, func(i, j int) bool {
+		a, b := cjkTimeUnits[i], cjkTimeUnits[j]
+		return len(a) > len(b) || len(a) == len(b) && a < b
+	})
 
 	keys := make([]string, 0, len(lexicon))
 	for k := range lexicon {

@@ -23,8 +23,9 @@ const DefaultMaxNeighbors = 5
 
 // OfflineJudge is the deterministic merge judge used when no LLM is
 // configured. It reads English and Chinese with a small general lexicon
-// (negation, contrast, slot values such as time zones and encodings,
-// numbers, names) and merges only on positive evidence: when unsure it
+// (function words and fillers, negation, contrast, slot values such as
+// time zones and encodings and the nouns that name them, numbers and
+// units, names) and merges only on positive evidence: when unsure it
 // answers distinct. See compare for the rules.
 type OfflineJudge struct {
 	maxNeighbors int

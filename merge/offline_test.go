@@ -20,7 +20,7 @@ func TestOfflineRelate(t *testing.T) {
 	}{
 		// duplicates
 		{"报表用ＵＴＣ时间。", "报表用 UTC 时间", memory.VerdictDuplicate, "same"},
-		{"Never deploy without running the tests.", "Run the tests before deploying.", memory.VerdictDuplicate, "every term"},
+		{"Never deploy without running the tests.", "Run the tests when deploying.", memory.VerdictDuplicate, "every term"},
 		{"Don't log secrets; mask them.", "Do not log secrets — mask them.", memory.VerdictDuplicate, ""},
 		{"Use pnpm, not npm.", "Use pnpm instead of npm.", memory.VerdictDuplicate, ""},
 		{"周五下午别上线。", "周五下午不要上线。", memory.VerdictDuplicate, ""},
@@ -59,11 +59,71 @@ func TestOfflineRelate(t *testing.T) {
 		{"Always run database migrations before deploying the API.", "Never run database migrations on Fridays.", memory.VerdictDistinct, ""},
 		{"Never deploy to production on Fridays.", "Deploy to production only during the maintenance window, Tuesdays 02:00-04:00 UTC.", memory.VerdictDistinct, ""},
 		{"Send the weekly report on Mondays.", "Send the weekly report on Fridays.", memory.VerdictConflicts, "weekday"},
+
+		// fillers, light verbs and clause-opening 以后 say nothing about
+		// the subject; 以后 inside a clause means "after"
+		{"Please give invoice totals in EUR.", "Invoice totals should always be in EUR.", memory.VerdictDuplicate, "every term"},
+		{"从今天开始，周报用中文写。", "周报用中文写。", memory.VerdictDuplicate, "every term"},
+		{"以后日志用北京时间。", "日志用北京时间。", memory.VerdictDuplicate, "every term"},
+		{"部署以后跑冒烟测试。", "部署前跑冒烟测试。", memory.VerdictDistinct, "different subjects"},
+		{"Back up the database before migrating.", "Back up the database after migrating.", memory.VerdictDistinct, "different subjects"},
+
+		// a word naming a slot is not the subject when a value is given,
+		// unless it is all the statement is about
+		{"Log timestamps are in UTC.", "Logs should use UTC.", memory.VerdictDuplicate, "every term"},
+		{"Detect the file encoding before importing.", "Detect the file encoding before importing: try utf-8-sig, then gbk.", memory.VerdictRefines, "utf-8-sig"},
+		{"日期格式用 DD/MM/YYYY。", "日期格式用 YYYY-MM-DD。", memory.VerdictConflicts, "same subject \"日期格式\""},
+		{"Response time must stay under 200 ms.", "Response time must stay under 500 ms.", memory.VerdictConflicts, "same subject \"response time stay\""},
+
+		// units of time are part of the value, in either language
+		{"Set the export timeout to 30 s.", "Set the export timeout to 30 seconds.", memory.VerdictDuplicate, "every term"},
+		{"导出超时设为 30 秒。", "导出超时设成 60 秒。", memory.VerdictConflicts, "duration in s differs"},
+
+		// a cue that ends its clause negates what precedes it; "without"
+		// negates what follows, and cancels another cue
+		{"Deploying on Fridays is forbidden.", "Deploy on Fridays.", memory.VerdictConflicts, "negates \"deploying\" (\"forbidden\")"},
+		{"周五上线是不允许的。", "周五不要上线。", memory.VerdictDuplicate, "every term"},
+		{"Never run migrations without a backup.", "Run migrations without a backup.", memory.VerdictConflicts, "the candidate negates \"backup\""},
+		{"Deploying without tests is forbidden.", "Deploy without tests.", memory.VerdictConflicts, "the candidate negates \"tests\""},
+
+		// one subject word more may be the whole difference: a narrower
+		// subject with another value is not a conflict the rules can vouch for
+		{"报表用 UTC 时间。", "销售报表用北京时间。", memory.VerdictDistinct, "not clearly about the same subject (\"报表\" vs \"销售报表\")"},
+		{"Reports use UTC.", "Store reports in Beijing time.", memory.VerdictDistinct, "not clearly about the same subject"},
+
+		// compatible date formats do not disagree
+		{"Dates in exports use YYYY-MM-DD.", "Dates in exports use ISO 8601.", memory.VerdictDistinct, "each says"},
+		{"报表日期用 YYYY-MM-DD。", "报表日期用 YYYY-MM-DD HH:mm。", memory.VerdictDistinct, "each says"},
 	}
 	j := NewOfflineJudge(OfflineOptions{})
 	for _, c := range cases {
 		got, reason := j.Relate(c.existing, c.candidate)
 		if got != c.want || !strings.Contains(strings.ToLower(reason), strings.ToLower(c.reason)) {
+			t.Errorf("%q → %q: got %s (%s), want %s with %q", c.existing, c.candidate, got, reason, c.want, c.reason)
+		}
+	}
+}
+
+// TestOfflineRelateSeedScenario is the seeds' core scenario ("以后所有报表都
+// 用 UTC 时间", later changed to 北京时间) as agents phrase it. The
+// cross-language row may stay distinct: the judge has no bilingual
+// vocabulary, and when unsure it does not merge.
+func TestOfflineRelateSeedScenario(t *testing.T) {
+	cases := []struct {
+		existing, candidate string
+		want                memory.Verdict
+		reason              string
+	}{
+		{"Always give report timestamps in UTC.", "Reports should use Beijing time (UTC+8), not UTC.", memory.VerdictConflicts, `same subject "report", timezone differs: utc vs beijing time`},
+		{"报表里的时间都用UTC。", "以后报表都用北京时间。", memory.VerdictConflicts, `same subject "报表", timezone differs: utc vs 北京时间`},
+		{"报表里的时间都用UTC。", "Reports should use Beijing time (UTC+8), not UTC.", memory.VerdictDistinct, `not clearly about the same subject ("报表" vs "reports")`},
+		{"Always give report timestamps in UTC.", "Always use UTC for report timestamps", memory.VerdictDuplicate, "every term matches"},
+		{"Always give report timestamps in UTC.", "From now on, give report timestamps in Beijing time.", memory.VerdictConflicts, `same subject "report", timezone differs`},
+	}
+	j := NewOfflineJudge(OfflineOptions{})
+	for _, c := range cases {
+		got, reason := j.Relate(c.existing, c.candidate)
+		if got != c.want || !strings.Contains(reason, c.reason) {
 			t.Errorf("%q → %q: got %s (%s), want %s with %q", c.existing, c.candidate, got, reason, c.want, c.reason)
 		}
 	}
