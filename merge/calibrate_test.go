@@ -12,7 +12,9 @@ import (
 // offline embedder, every labelled pair that should merge (duplicate,
 // refines, conflicts) must score at least the threshold, or the pre-filter
 // would hide it from the judge. If the embedder changes, this fails and
-// SuggestThreshold gives the new value.
+// SuggestThreshold gives the new value. A low threshold leaves keeping
+// distinct memories apart to the judge; TestOfflineJudgeQuality checks
+// that on every pair, whatever its similarity.
 func TestOfflineThresholdCalibrated(t *testing.T) {
 	pairs, err := LoadPairs(pairsPath)
 	if err != nil {
