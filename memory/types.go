@@ -221,6 +221,10 @@ type Candidate struct {
 	Entities       []string `json:"entities,omitempty"`
 	Evidence       []string `json:"evidence,omitempty"` // event IDs
 	Pinned         bool     `json:"pinned,omitempty"`
+	// Sources are further episodes the candidate was seen in, besides the
+	// one it is merged for: consolidation promotes lessons seen across
+	// several episodes, and each counts as evidence.
+	Sources []string `json:"sources,omitempty"`
 }
 
 // Extraction is what an Extractor distils from one transcript.

@@ -199,8 +199,8 @@ func planMerge(op string, action memory.DecisionAction, in MergeInput) (memory.D
 	switch d.Verdict {
 	case memory.VerdictDuplicate:
 		t := *target
-		if in.EpisodeID != "" && slices.Contains(t.Sources, in.EpisodeID) {
-			d.Reason = fmt.Sprintf("no change: episode %s is already a source of %s (%s)", in.EpisodeID, t.ID, d.Reason)
+		if srcs := candidateSources(in.EpisodeID, c); len(srcs) > 0 && !slices.ContainsFunc(srcs, func(s string) bool { return !slices.Contains(t.Sources, s) }) {
+			d.Reason = fmt.Sprintf("no change: %s already has every source of the candidate (%s)", t.ID, d.Reason)
 			return d, nil
 		}
 		m := nextVersion(t, in.Op, "duplicate: "+d.Reason)
@@ -277,9 +277,7 @@ func newMemory(in MergeInput, c memory.Candidate, hash string, flags []string, l
 // its evidence, entities, flags and pin, and a counter-example or task
 // type when m has none. Lists stay deduplicated and in first-seen order.
 func absorb(m *memory.Memory, c memory.Candidate, episodeID string, flags []string) {
-	if episodeID != "" {
-		m.Sources = appendUnique(m.Sources, episodeID)
-	}
+	m.Sources = appendUnique(m.Sources, candidateSources(episodeID, c)...)
 	m.Evidence = appendUnique(m.Evidence, c.Evidence...)
 	m.Entities = appendEntities(m.Entities, c.Entities...)
 	m.Flags = appendUnique(m.Flags, flags...)
@@ -290,6 +288,15 @@ func absorb(m *memory.Memory, c memory.Candidate, episodeID string, flags []stri
 	if m.TaskType == "" {
 		m.TaskType = c.TaskType
 	}
+}
+
+// candidateSources are the episodes a candidate brings as evidence: the
+// one it is merged for and any it was also seen in.
+func candidateSources(episodeID string, c memory.Candidate) []string {
+	if episodeID == "" {
+		return c.Sources
+	}
+	return append([]string{episodeID}, c.Sources...)
 }
 
 // settle recomputes what follows from a version's evidence and decay: its

@@ -319,3 +319,30 @@ func TestVerifyCurrent(t *testing.T) {
 		t.Errorf("created memory already exists: err %v, want ECONFLICT", err)
 	}
 }
+
+func TestPlanMergeCandidateSources(t *testing.T) {
+	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	existing := memory.Memory{ID: "m1", Tenant: "t", Version: 1, Kind: memory.KindLesson, Content: "Detect the CSV encoding first",
+		ContentHash: memory.ContentHash(memory.KindLesson, "Detect the CSV encoding first"), Status: memory.StatusLive,
+		Sources: []string{"ep1"}, Decay: 1, DecayAnchor: now, CreatedAt: now, UpdatedAt: now}
+	existing.Confidence = memory.DefaultLifecycle.Confidence(existing)
+	c := memory.Candidate{Kind: memory.KindLesson, Content: existing.Content, Sources: []string{"ep2", "ep3"}}
+	d, err := PlanMerge(MergeInput{Op: Op{DecisionID: "d1", Now: now}, Tenant: "t", EpisodeID: "ep_sum", Candidate: c, Exact: &existing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.After) != 1 || !slices.Equal(d.After[0].Sources, []string{"ep1", "ep_sum", "ep2", "ep3"}) {
+		t.Fatalf("after promotion with sources: %+v", d.After)
+	}
+	if d.After[0].Confidence <= existing.Confidence {
+		t.Fatalf("confidence %v → %v, want it raised by three more sources", existing.Confidence, d.After[0].Confidence)
+	}
+	// The same promotion again brings nothing new: a no-op.
+	again, err := PlanMerge(MergeInput{Op: Op{DecisionID: "d2", Now: now}, Tenant: "t", EpisodeID: "ep_sum", Candidate: c, Exact: &d.After[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.After) != 0 {
+		t.Fatalf("a repeated promotion wrote %+v", again.After)
+	}
+}
