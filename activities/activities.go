@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/hindsight-memory/hindsight/consolidate"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -35,8 +36,13 @@ type Activities struct {
 	// Keywords finds memories sharing words with a candidate (the recall
 	// engine's keyword index). Optional.
 	Keywords KeywordSearcher
-	// Summarizer writes typical episodes (consolidation, forget).
-	Summarizer Summarizer
+	// Summarizer writes typical episodes (consolidation, forget); nil
+	// means the offline one.
+	Summarizer consolidate.Summarizer
+	// OnConsolidate, when set, is called before each cluster a batch
+	// consolidates: an observation point for progress (and for tests that
+	// stop a worker mid-consolidation).
+	OnConsolidate func(ctx context.Context, b ConsolidationBatch, cluster int) error
 	// Temporal and TaskQueue are used to hand requests to a tenant's ledger
 	// workflow.
 	Temporal  client.Client
@@ -204,4 +210,10 @@ func (a *Activities) EnqueueLedger(ctx context.Context, req LedgerRequest) error
 		return fmt.Errorf("enqueue ledger request %s: %w", req.ID, err)
 	}
 	return nil
+}
+
+// ListTenants returns every tenant with episodes or memories.
+func (a *Activities) ListTenants(ctx context.Context) ([]string, error) {
+	ts, err := a.Store.Tenants(ctx)
+	return ts, temporalError(err)
 }

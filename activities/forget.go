@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/hindsight-memory/hindsight/consolidate"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -208,12 +209,6 @@ func (a *Activities) lifecycle() memory.Lifecycle {
 	return a.Merge.Lifecycle
 }
 
-// Summarizer turns a cluster of episodes into one typical episode
-// (consolidate.Summarizer).
-type Summarizer interface {
-	Summarize(ctx context.Context, tenant string, members []memory.Episode, now time.Time) (memory.Episode, error)
-}
-
 // minSummaryMembers is the fewest episodes a typical episode stands for.
 const minSummaryMembers = 2
 
@@ -237,11 +232,17 @@ func (a *Activities) RebuildSummaries(ctx context.Context, p ForgetPlan) (Forget
 		if err != nil {
 			return r, temporalError(err)
 		}
-		if len(members) >= minSummaryMembers && a.Summarizer != nil {
-			rebuilt, err := a.Summarizer.Summarize(ctx, p.Tenant, members, now)
+		if len(members) >= minSummaryMembers {
+			var sum consolidate.Summary
+			if a.Summarizer != nil {
+				sum, err = a.Summarizer.Summarize(ctx, p.Tenant, members, now)
+			} else {
+				sum, err = consolidate.Offline{}.Summarize(ctx, p.Tenant, members, now)
+			}
 			if err != nil {
 				return r, temporalError(fmt.Errorf("rebuild summary %s: %w", id, err))
 			}
+			rebuilt := sum.Episode
 			if err := a.Store.PutEpisode(ctx, rebuilt); err != nil {
 				return r, temporalError(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/consolidate"
 	"github.com/hindsight-memory/hindsight/llm"
 	"github.com/hindsight-memory/hindsight/llm/offline"
 	"github.com/hindsight-memory/hindsight/llm/openai"
@@ -66,9 +67,11 @@ type Runtime struct {
 	LLM       memory.LLM // nil when offline
 	Extractor memory.Extractor
 	Judge     memory.Judge
-	Engine    *recall.Engine
-	Indexer   *recall.Indexer
-	Merge     activities.MergeConfig
+	// Summarizer writes typical episodes: the LLM's, or the offline one.
+	Summarizer consolidate.Summarizer
+	Engine     *recall.Engine
+	Indexer    *recall.Indexer
+	Merge      activities.MergeConfig
 	// ChDB is the embedded engine's store, when the episodic store is
 	// embedded; its Handler serves ClickHouse's HTTP interface to
 	// operators on loopback.
@@ -122,9 +125,13 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 		if rt.Judge, err = merge.NewLLMJudge(rt.LLM, merge.LLMOptions{MaxNeighbors: judged}); err != nil {
 			return nil, err
 		}
+		if rt.Summarizer, err = consolidate.NewLLMSummarizer(rt.LLM); err != nil {
+			return nil, err
+		}
 	} else {
 		rt.Extractor = offline.NewExtractor()
 		rt.Judge = merge.NewOfflineJudge(merge.OfflineOptions{MaxNeighbors: judged})
+		rt.Summarizer = consolidate.Offline{}
 	}
 	if rt.Merge.Threshold == 0 {
 		rt.Merge.Threshold = merge.ThresholdFor(rt.Embedder.Model())
@@ -211,7 +218,8 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 func (rt *Runtime) Activities(tc client.Client, taskQueue string) *activities.Activities {
 	return &activities.Activities{
 		Store: rt.Store, Index: rt.Index, Embedder: rt.Embedder, Extractor: rt.Extractor,
-		Judge: rt.Judge, Indexer: rt.Indexer, Keywords: rt.Engine, Temporal: tc, TaskQueue: taskQueue, Merge: rt.Merge,
+		Judge: rt.Judge, Indexer: rt.Indexer, Keywords: rt.Engine, Summarizer: rt.Summarizer,
+		Temporal: tc, TaskQueue: taskQueue, Merge: rt.Merge,
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 func Register(w worker.Registry, a *activities.Activities) {
 	w.RegisterWorkflow(workflows.SessionEnd)
 	w.RegisterWorkflow(workflows.Forget)
+	w.RegisterWorkflow(workflows.Consolidate)
+	w.RegisterWorkflow(workflows.Decay)
 	w.RegisterWorkflowWithOptions(workflows.MemoryLedger, workflow.RegisterOptions{Name: activities.LedgerWorkflowType})
 	w.RegisterActivity(a)
 }

@@ -140,6 +140,9 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 		return nil, fmt.Errorf("start the worker: %w", err)
 	}
 	st.closers = append(st.closers, func() error { st.worker.Stop(); return nil })
+	if err := applySchedules(ctx, st.client, o.stack.taskQueue); err != nil {
+		return nil, fmt.Errorf("schedules: %w", err)
+	}
 
 	st.service = service.New(service.Config{TaskQueue: o.stack.taskQueue}, st.runtime.Store, st.client, st.runtime.Engine, log)
 	mcp := mcpserver.New(st.service, mcpserver.Options{Version: version, Logger: log})

@@ -41,6 +41,7 @@ func commands() []command {
 		{"history", "show a memory's versions and the decisions behind them", runHistory},
 		{"merge", "undo a merge decision (merge undo <decision-id>)", runMerge},
 		{"forget", "forget a memory, session, user or tenant, and everything derived", runForget},
+		{"schedules", "list, apply or trigger the maintenance schedules", runSchedules},
 		{"migrate", "apply the ClickHouse schema migrations", runMigrate},
 		{"sql", "run a read-only SQL query over the episodic log", runSQL},
 		{"eval", "measure quality: eval locomo | eval merge", runEval},

@@ -45,7 +45,7 @@ maintenance workflows and their activities. Point it at a Temporal cluster
 (TEMPORAL_ADDR), a ClickHouse server (CLICKHOUSE_ADDR) and Milvus
 (MILVUS_ADDR); without those it uses the embedded engines in --data-dir,
 which only one process can own. It serves /healthz, /readyz and /metrics on
---health-addr.`, append(stackEnvs, "HINDSIGHT_HEALTH_ADDR")...)
+--health-addr. At start it creates or updates the maintenance schedules.`, append(append(stackEnvs, "HINDSIGHT_HEALTH_ADDR"), scheduleEnvs...)...)
 	var s stackFlags
 	var t temporalFlags
 	s.register(fs)
@@ -80,6 +80,9 @@ which only one process can own. It serves /healthz, /readyz and /metrics on
 	}
 	defer health.Close()
 	w := worker.NewWorker(tc, s.taskQueue, rt.Activities(tc, s.taskQueue))
+	if err := applySchedules(ctx, tc, s.taskQueue); err != nil {
+		return fmt.Errorf("schedules: %w", err)
+	}
 	log.Info("worker started", "temporal", t.addr, "task_queue", s.taskQueue, "health", health.Addr())
 	return w.Run(interruptCh(ctx))
 }
