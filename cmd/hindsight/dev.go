@@ -30,7 +30,8 @@ embedded ClickHouse (chDB) and the local vector index. Everything is kept in
 the data directory and survives a restart. Ctrl-C stops it cleanly.
 
 Set CLICKHOUSE_ADDR, MILVUS_ADDR or OPENAI_BASE_URL to use real servers and
-models for any part.`, stackEnvs...)
+models for any part. It also runs the maintenance schedules (consolidation,
+decay), visible in the Temporal UI.`, append(stackEnvs, scheduleEnvs...)...)
 	var o devOptions
 	o.stack.register(fs)
 	fs.IntVar(&o.temporalPort, "temporal-port", devserver.DefaultFrontendPort, "port of the embedded Temporal frontend")
