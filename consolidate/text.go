@@ -1,0 +1,344 @@
+package consolidate
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// Text rules shared by the offline summary and promotion: how steps and
+// failures of different episodes are recognised as the same, in English
+// and Chinese.
+
+// tokens returns the sorted, distinct comparison tokens of s: Latin words,
+// identifiers and numbers in lower case (split at '.', '-', '/' and other
+// punctuation, so that sales_jan.csv gives sales_jan and csv), and Chinese
+// text as character bigrams (a lone character as itself), since Chinese is
+// written without spaces.
+func tokens(s string) []string {
+	s = memory.Normalize(s)
+	var out []string
+	var word []rune
+	var han []rune
+	flushWord := func() {
+		if len(word) > 0 {
+			out = append(out, string(word))
+			word = word[:0]
+		}
+	}
+	flushHan := func() {
+		switch len(han) {
+		case 0:
+		case 1:
+			out = append(out, string(han))
+		default:
+			for i := 0; i+1 < len(han); i++ {
+				out = append(out, string(han[i:i+2]))
+			}
+		}
+		han = han[:0]
+	}
+	for _, r := range s {
+		switch {
+		case memory.IsCJK(r):
+			flushWord()
+			han = append(han, r)
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_':
+			flushHan()
+			word = append(word, r)
+		default:
+			flushWord()
+			flushHan()
+		}
+	}
+	flushWord()
+	flushHan()
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// jaccard is |a∩b| / |a∪b| of two sorted, distinct token lists; 1 when
+// both are empty.
+func jaccard(a, b []string) float64 {
+	if len(a) == 0 && len(b) == 0 {
+		return 1
+	}
+	inter, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
+			inter++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return float64(inter) / float64(len(a)+len(b)-inter)
+}
+
+// assignRE finds keyword arguments and assignments in code
+// (encoding='gbk', if_exists="append", VAR=value).
+var assignRE = regexp.MustCompile(`([A-Za-z_][\w.]*(?:\[['"][^'"\]]+['"]\])?)\s*=\s*('[^']*'|"[^"]*"|\[[^\]]*\]|[\w.+\-:/]+)`)
+
+// valueLikeRE recognises the value of a long flag: a number, a duration
+// or a size (--timeout 10m, --retries 3).
+var valueLikeRE = regexp.MustCompile(`^[\d.]+[a-zA-Z]{0,3}$|^\d`)
+
+// param is one setting of a call.
+type param struct {
+	key, value string
+	flag       bool
+}
+
+func (p param) String() string {
+	switch {
+	case p.flag && p.value == "":
+		return p.key
+	case p.flag:
+		return p.key + " " + p.value
+	default:
+		return p.key + "=" + p.value
+	}
+}
+
+// params lists the settings of a call, the last value winning for a
+// repeated key: command-line flags (-n staging,
+// --timeout 10m, --timeout=10m, --dry-run) and keyword arguments or
+// assignments in code. A short flag takes the next word as its value; a
+// long flag only when the word looks like a value (a number or duration,
+// or a word with '=', '/' or ':'), so that "--install billing-api" is a
+// flag and a name, as in the offline extractor. A bare word after '='
+// that is followed by '(' is a call's result (df = pd.read_csv(…)), and
+// an assignment inside a string literal is data (a URL's ?date=…); neither
+// is a setting. Flags come first, then assignments, each in order of
+// appearance.
+func params(s string) []param {
+	var out []param
+	add := func(p param) {
+		if i := slices.IndexFunc(out, func(q param) bool { return q.key == p.key }); i >= 0 {
+			out[i] = p
+			return
+		}
+		out = append(out, p)
+	}
+	fields := strings.Fields(s)
+	for i := 0; i < len(fields); i++ {
+		t := fields[i]
+		name := strings.TrimLeft(t, "-")
+		if !strings.HasPrefix(t, "-") || len(t)-len(name) > 2 || name == "" || !unicode.IsLetter(rune(name[0])) {
+			continue
+		}
+		if k, v, ok := strings.Cut(t, "="); ok {
+			add(param{key: k, value: v, flag: true})
+			continue
+		}
+		if i+1 < len(fields) && !strings.HasPrefix(fields[i+1], "-") && !strings.ContainsAny(fields[i+1], "|;&<>") {
+			next := fields[i+1]
+			if !strings.HasPrefix(t, "--") || valueLikeRE.MatchString(next) || strings.ContainsAny(next, "=/:") {
+				add(param{key: t, value: next, flag: true})
+				i++
+				continue
+			}
+		}
+		add(param{key: t, flag: true})
+	}
+	quoted := quotedMask(s)
+	for _, m := range assignRE.FindAllStringSubmatchIndex(s, -1) {
+		if m[2] > 0 && s[m[2]-1] == '-' {
+			continue // --key=value, a flag read above
+		}
+		if quoted[m[2]] {
+			continue // inside a string literal (a URL's query): data, not a setting
+		}
+		if m[1] < len(s) && s[m[1]] == '(' {
+			continue
+		}
+		add(param{key: s[m[2]:m[3]], value: s[m[4]:m[5]]})
+	}
+	return out
+}
+
+// quotedMask marks the bytes of s inside a '…' or "…" literal.
+func quotedMask(s string) []bool {
+	mask := make([]bool, len(s))
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			mask[i] = true
+		case c == '\'' || c == '"':
+			quote = c
+		}
+	}
+	return mask
+}
+
+// paramKey is the set of a call's settings as one comparable string.
+func paramKey(s string) string {
+	ps := params(s)
+	keys := make([]string, len(ps))
+	for i, p := range ps {
+		keys[i] = memory.Normalize(p.String())
+	}
+	slices.Sort(keys)
+	return strings.Join(keys, "\x00")
+}
+
+// stripHint drops the result hint the offline extractor appends to a step
+// ("python: df = pd.read_csv(…) → (120, 4)"): results differ from session
+// to session while the step is the same.
+func stripHint(step string) string {
+	if before, _, ok := strings.Cut(step, " → "); ok && strings.TrimSpace(before) != "" {
+		return strings.TrimSpace(before)
+	}
+	return strings.TrimSpace(step)
+}
+
+// splitTool splits an offline step or attempt "python: df = …" into its
+// tool and call; text without a tool prefix is all call.
+func splitTool(s string) (tool, call string) {
+	if t, c, ok := strings.Cut(s, ": "); ok && toolNameRE.MatchString(t) {
+		return t, strings.TrimSpace(c)
+	}
+	return "", s
+}
+
+var toolNameRE = regexp.MustCompile(`^[A-Za-z][\w.\-]{0,40}$`)
+
+// action is a step or a failed attempt prepared for comparison.
+type action struct {
+	text   string   // as written, result hint stripped
+	norm   string   // memory.Normalize(text)
+	toks   []string // tokens(text)
+	params string   // paramKey(text)
+}
+
+func newAction(s string) action {
+	t := stripHint(s)
+	return action{text: t, norm: memory.Normalize(t), toks: tokens(t), params: paramKey(t)}
+}
+
+// Similarity rules, shared by summaries and promotion.
+const (
+	// sameStepJaccard is the token overlap at which two steps (or two
+	// attempts) are the same action, provided their settings are equal:
+	// the same call on another file or service ("read_csv('sales_jan.csv',
+	// encoding='gbk')", "…sales_feb.csv…") shares about 0.8; a different
+	// call with one shared library far less.
+	sameStepJaccard = 0.5
+	// sameCauseJaccard is the overlap at which two error messages without
+	// a recognisable error name are the same cause.
+	sameCauseJaccard = 0.4
+	// fixJaccard is the overlap at which a successful step is a corrected
+	// retry of a failed attempt, as in the offline extractor's lesson
+	// rules.
+	fixJaccard = 0.3
+)
+
+// sameAction reports whether two steps or attempts are the same action:
+// equal after normalisation, or the same settings and enough shared
+// tokens. Settings must match exactly because they are what tells
+// encoding='gbk' from encoding='utf-8'.
+func sameAction(a, b action) bool {
+	if a.norm == b.norm {
+		return true
+	}
+	return a.params == b.params && jaccard(a.toks, b.toks) >= sameStepJaccard
+}
+
+// errorNameRE finds the name of an error in a message: Python and Java
+// exception classes, Go-style "Error:" prefixes are not names.
+var errorNameRE = regexp.MustCompile(`\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Timeout|Refused|NotFound|Denied))\b`)
+
+// errorName is the most specific error name in a cause, or "".
+func errorName(cause string) string {
+	ms := errorNameRE.FindAllString(cause, -1)
+	// The last name is the one raised ("Traceback … UnicodeDecodeError").
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i] != "Error" && ms[i] != "Exception" {
+			return ms[i]
+		}
+	}
+	return ""
+}
+
+// cause is an error message prepared for comparison.
+type cause struct {
+	text string
+	name string
+	toks []string
+}
+
+func newCause(s string) cause {
+	s = strings.TrimSpace(s)
+	return cause{text: s, name: errorName(s), toks: tokens(s)}
+}
+
+// sameCause reports whether two error messages report the same problem:
+// the same error name, or, without names, enough shared words.
+func sameCause(a, b cause) bool {
+	if a.name != "" || b.name != "" {
+		return a.name == b.name
+	}
+	return jaccard(a.toks, b.toks) >= sameCauseJaccard
+}
+
+// errorPrefixRE matches a generic "Error:" label in front of a message.
+var errorPrefixRE = regexp.MustCompile(`^(?i:error|fatal|错误|报错)\s*[:：]\s*`)
+
+// shortCause is how a lesson names a cause: its error name, else its
+// first line, clipped.
+func shortCause(c string) string {
+	if n := errorName(c); n != "" {
+		return n
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(c), "\n")
+	line = errorPrefixRE.ReplaceAllString(line, "")
+	return clipRunes(strings.TrimRight(line, ".。 "), 90)
+}
+
+// chinese reports whether texts are mostly Chinese: at least one Han
+// character for every three Latin letters. Code and file names inside a
+// Chinese sentence do not make it English.
+func chinese(texts ...string) bool {
+	han, latin := 0, 0
+	for _, t := range texts {
+		for _, r := range t {
+			switch {
+			case memory.IsCJK(r):
+				han++
+			case r < unicode.MaxASCII && unicode.IsLetter(r):
+				latin++
+			}
+		}
+	}
+	return han > 0 && 3*han >= latin
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// clipRunes cuts s to at most n runes, at a word boundary when one is
+// near, marking the cut with "…".
+func clipRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	cut := n - 1
+	for i := cut; i > n*3/4; i-- {
+		if unicode.IsSpace(r[i]) || memory.IsCJK(r[i]) {
+			cut = i
+			break
+		}
+	}
+	return strings.TrimRightFunc(string(r[:cut]), unicode.IsSpace) + "…"
+}
