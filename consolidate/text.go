@@ -94,13 +94,14 @@ var valueLikeRE = regexp.MustCompile(`^[\d.]+[a-zA-Z]{0,3}$|^\d`)
 type param struct {
 	key, value string
 	flag       bool
+	eq         bool // a flag written --key=value
 }
 
 func (p param) String() string {
 	switch {
 	case p.flag && p.value == "":
 		return p.key
-	case p.flag:
+	case p.flag && !p.eq:
 		return p.key + " " + p.value
 	default:
 		return p.key + "=" + p.value
@@ -135,7 +136,7 @@ func params(s string) []param {
 			continue
 		}
 		if k, v, ok := strings.Cut(t, "="); ok {
-			add(param{key: k, value: v, flag: true})
+			add(param{key: k, value: v, flag: true, eq: true})
 			continue
 		}
 		if i+1 < len(fields) && !strings.HasPrefix(fields[i+1], "-") && !strings.ContainsAny(fields[i+1], "|;&<>") {
