@@ -23,4 +23,8 @@
 // covers writes made through the same client, and Bounded may miss the last
 // seconds of writes. Bounded is a reasonable choice where that lag is
 // acceptable and Strong's extra latency is not.
+//
+// Tests: the memory/storetest acceptance suite runs through the real SDK
+// against milvusfake, an in-process gRPC fake of the Milvus API, and against
+// a real Milvus when MILVUS_ADDR (and, if needed, MILVUS_TOKEN) is set.
 package milvus
