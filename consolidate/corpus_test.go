@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -158,10 +160,21 @@ type corpusEpisode struct {
 	ep       memory.Episode
 }
 
+var corpusCache = struct {
+	sync.Mutex
+	byN map[int][]corpusEpisode
+}{byN: map[int][]corpusEpisode{}}
+
 // buildCorpus distils perScenario sessions of every scenario with the
 // offline extractor, interleaving scenarios in time, one session a day.
+// The result is shared between tests: treat it as read-only.
 func buildCorpus(t testing.TB, perScenario int) []corpusEpisode {
 	t.Helper()
+	corpusCache.Lock()
+	defer corpusCache.Unlock()
+	if c, ok := corpusCache.byN[perScenario]; ok {
+		return slices.Clone(c)
+	}
 	x := offline.NewExtractor()
 	var out []corpusEpisode
 	n := 0
@@ -190,7 +203,8 @@ func buildCorpus(t testing.TB, perScenario int) []corpusEpisode {
 			out = append(out, corpusEpisode{scenario: sc.name, ep: ep})
 		}
 	}
-	return out
+	corpusCache.byN[perScenario] = out
+	return slices.Clone(out)
 }
 
 // corpusItems embeds the corpus with the offline embedder, as the

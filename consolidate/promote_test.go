@@ -76,6 +76,13 @@ func failing(n, from int, outcome memory.Outcome, attempt, cause string, steps .
 	return out
 }
 
+func withTask(task string, ms []memory.Episode) []memory.Episode {
+	for i := range ms {
+		ms[i].Task = task
+	}
+	return ms
+}
+
 func succeeding(n, from int, task string, steps ...string) []memory.Episode {
 	var out []memory.Episode
 	for i := range n {
@@ -163,21 +170,15 @@ func TestPromotions(t *testing.T) {
 		},
 		{
 			name: "chinese",
-			members: failing(3, 1, memory.OutcomeSuccess, "shell: helm upgrade --install api ./chart -n prod", "Error: UPGRADE FAILED: timed out waiting for the condition",
-				"shell: helm upgrade --install api ./chart -n prod --timeout 10m"),
+			members: withTask("把 api 部署到生产环境", failing(3, 1, memory.OutcomeSuccess, "shell: helm upgrade --install api ./chart -n prod",
+				"Error: UPGRADE FAILED: timed out waiting for the condition", "shell: helm upgrade --install api ./chart -n prod --timeout 10m")),
 			want:    []string{"执行 `helm upgrade` 时加上 --timeout 10m；不这样做会报 UPGRADE FAILED: timed out waiting for the condition。"},
 			sources: [][]string{{"p01", "p02", "p03"}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			members := tt.members
-			if tt.name == "chinese" {
-				for i := range members {
-					members[i].Task = "把 api 部署到生产环境"
-				}
-			}
-			ps, err := Promotions("acme", members, tt.cfg)
+			ps, err := Promotions("acme", tt.members, tt.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,7 +247,7 @@ func TestPromotionsIgnoreMemberOrder(t *testing.T) {
 		if err != nil || len(want) == 0 {
 			t.Fatalf("%v %+v", err, want)
 		}
-		for range 20 {
+		for range 10 {
 			shuffled := slices.Clone(ms)
 			rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 			got, _ := Promotions(ms[0].Tenant, shuffled, PromoteConfig{})

@@ -88,7 +88,7 @@ func TestReconcileRepairsTheIndex(t *testing.T) {
 	// The store's current state.
 	current := []memory.Memory{
 		mem("live", 1, memory.StatusLive, t1),
-		mem("cold", 2, memory.StatusCold, later),            // decayed after it was indexed
+		mem("cold", 2, memory.StatusCold, later),             // decayed after it was indexed
 		mem("superseded", 2, memory.StatusSuperseded, later), // never reindexed
 		mem("archived", 2, memory.StatusArchived, later),     // still indexed as live
 		mem("forgotten", 2, memory.StatusForgotten, later),   // still indexed

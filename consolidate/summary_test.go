@@ -37,7 +37,9 @@ func withFeedback(ep memory.Episode, fb ...string) memory.Episode { ep.Feedback 
 
 func withEntities(ep memory.Episode, es ...string) memory.Episode { ep.Entities = es; return ep }
 
-func detect(f string) string { return fmt.Sprintf("python: chardet.detect(open('%s','rb').read()) → {'encoding': 'GB2312'}", f) }
+func detect(f string) string {
+	return fmt.Sprintf("python: chardet.detect(open('%s','rb').read()) → {'encoding': 'GB2312'}", f)
+}
 
 func readCSV(f, enc string) string {
 	return fmt.Sprintf("python: df = pd.read_csv('%s', encoding='%s')", f, enc)
@@ -116,9 +118,9 @@ func TestSummarizeOffline(t *testing.T) {
 					"python: df = pd.read_csv('a.csv', encoding='gbk') (5/7)",
 				},
 				// The most common cause wording (e1 and e3) stands for the group.
-				Failures: []memory.Failure{{Attempt: "python: df = pd.read_csv('a.csv', encoding='utf-8') (4/7)", Cause: errB5}},
-				Outcome:  memory.OutcomeSuccess,
-				Feedback: []string{"outcomes: 5 success, 1 failure, 1 unknown; 2026-01-02 → 2026-01-08", "Thanks, that works. (2/7)"},
+				Failures:  []memory.Failure{{Attempt: "python: df = pd.read_csv('a.csv', encoding='utf-8') (4/7)", Cause: errB5}},
+				Outcome:   memory.OutcomeSuccess,
+				Feedback:  []string{"outcomes: 5 success, 1 failure, 1 unknown; 2026-01-02 → 2026-01-08", "Thanks, that works. (2/7)"},
 				StartedAt: day0.Add(24*time.Hour - time.Hour), EndedAt: day0.Add(7 * 24 * time.Hour),
 				EventCount: 11 + 12 + 13 + 14 + 15 + 16 + 17, Status: memory.EpisodeSummary,
 				SourceEpisodes: memberIDs(en), Extractor: OfflineModel, CreatedAt: summaryNow,
@@ -129,12 +131,12 @@ func TestSummarizeOffline(t *testing.T) {
 			members: zh,
 			want: memory.Episode{
 				ID: SummaryID("acme", memberIDs(zh)), Tenant: "acme", UserID: "u1",
-				Task:     "把 订单_01.csv 导入数据库，字段都是中文。",
-				TaskType: "data-import",
-				Steps:    []string{"python: df = pd.read_csv('订单_01.csv', encoding='gb18030') (2/3)"},
-				Failures: []memory.Failure{{Attempt: "python: df = pd.read_csv('订单_01.csv', encoding='utf-8') (3/3)", Cause: errB5}},
-				Outcome:  memory.OutcomeSuccess,
-				Feedback: []string{"结果：成功 2 次，失败 1 次；2026-01-02 → 2026-01-04", "好了，谢谢！ (2/3)"},
+				Task:      "把 订单_01.csv 导入数据库，字段都是中文。",
+				TaskType:  "data-import",
+				Steps:     []string{"python: df = pd.read_csv('订单_01.csv', encoding='gb18030') (2/3)"},
+				Failures:  []memory.Failure{{Attempt: "python: df = pd.read_csv('订单_01.csv', encoding='utf-8') (3/3)", Cause: errB5}},
+				Outcome:   memory.OutcomeSuccess,
+				Feedback:  []string{"结果：成功 2 次，失败 1 次；2026-01-02 → 2026-01-04", "好了，谢谢！ (2/3)"},
 				StartedAt: day0.Add(23 * time.Hour), EndedAt: day0.Add(3 * 24 * time.Hour),
 				EventCount: 11 + 12 + 13, Status: memory.EpisodeSummary,
 				SourceEpisodes: memberIDs(zh), Extractor: OfflineModel, CreatedAt: summaryNow,
