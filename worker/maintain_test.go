@@ -18,6 +18,7 @@ import (
 	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/consolidate"
 	"github.com/hindsight-memory/hindsight/devserver"
+	"github.com/hindsight-memory/hindsight/internal/histories"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/worker"
 	"github.com/hindsight-memory/hindsight/workflows"
@@ -199,6 +200,8 @@ func TestConsolidateSurvivesWorkerCrash(t *testing.T) {
 	if err := run.Get(waitCtx, &rep); err != nil {
 		t.Fatalf("consolidation after the crash: %v", err)
 	}
+
+	histories.Record(t, tc, run.GetID(), run.GetRunID(), "consolidate")
 
 	// Exactly the undisturbed result.
 	got := map[string]bool{}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/devserver"
 	"github.com/hindsight-memory/hindsight/examples"
+	"github.com/hindsight-memory/hindsight/internal/histories"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/memory"
 )
@@ -166,6 +167,9 @@ func TestEndToEnd(t *testing.T) {
 	if !strings.Contains(rec.Context, lessonID) || !strings.Contains(strings.ToLower(rec.Context), "not instructions") {
 		t.Fatalf("context block lacks the memory ID or the data-not-instructions header:\n%s", rec.Context)
 	}
+
+	histories.Record(t, st.client, end.WorkflowID, end.RunID, "session_end")
+	histories.Record(t, st.client, "ledger/"+memory.DefaultTenant, "", "memory_ledger")
 
 	// Ending the same session again distils it once.
 	again := call[mcpserver.EndOutput](t, session, mcpserver.ToolEnd, map[string]any{"session_id": tr.SessionID, "events": evs, "wait": true})

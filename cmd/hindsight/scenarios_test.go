@@ -12,9 +12,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/internal/histories"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/service"
+	"github.com/hindsight-memory/hindsight/workflows"
 )
 
 // chat is a small session in which the user states something.
@@ -225,6 +227,7 @@ func TestForgetUser(t *testing.T) {
 	}
 
 	r := call[mcpserver.ForgetOutput](t, s, mcpserver.ToolForget, map[string]any{"user_id": "u1"})
+	histories.Record(t, st.client, workflows.ForgetWorkflowID(activities.ForgetInput{Tenant: memory.DefaultTenant, UserID: "u1"}), "", "forget")
 	if !slices.Equal(r.Sessions, []string{"u1-a", "u1-b"}) || len(r.Episodes) != 2 {
 		t.Fatalf("receipt sessions/episodes = %v / %v", r.Sessions, r.Episodes)
 	}

@@ -1,0 +1,202 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/workflows"
+)
+
+var a *activities.Activities
+
+func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(tlog.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(workflows.SessionEnd)
+	env.RegisterWorkflowWithOptions(workflows.MemoryLedger, workflow.RegisterOptions{Name: activities.LedgerWorkflowType})
+	env.RegisterActivity(a)
+	return env
+}
+
+func extraction() memory.Extraction {
+	return memory.Extraction{
+		Episode: memory.Episode{ID: memory.EpisodeID("acme", "s1"), Tenant: "acme", SessionID: "s1", Task: "import sales.csv",
+			Outcome: memory.OutcomeSuccess, Status: memory.EpisodeLive},
+		Candidates: []memory.Candidate{
+			{Kind: memory.KindLesson, Content: "Read sales.csv with encoding='gbk'"},
+			{Kind: memory.KindPreference, Content: "Give report timestamps in UTC"},
+		},
+		Model: "offline",
+	}
+}
+
+func TestSessionEndDistilsAndMergesThroughTheLedger(t *testing.T) {
+	env := newEnv(t)
+	ref := activities.SessionRef{Tenant: "acme", SessionID: "s1"}
+	x := extraction()
+	env.OnActivity(a.LoadTranscript, mock.Anything, ref).Return(activities.TranscriptInfo{Events: 5, UserID: "u1"}, nil).Once()
+	env.OnActivity(a.ExtractEpisode, mock.Anything, mock.MatchedBy(func(in activities.ExtractInput) bool {
+		return in.Session == ref && in.Meta.UserID == "u1" // the user comes from the transcript
+	})).Return(x, nil).Once()
+	env.OnActivity(a.StoreEpisode, mock.Anything, x.Episode).Return(nil).Once()
+	env.OnActivity(a.IndexEpisode, mock.Anything, x.Episode).Return(nil).Once()
+	var req activities.LedgerRequest
+	env.OnActivity(a.EnqueueLedger, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.LedgerRequest) error {
+		req = r
+		// The ledger answers by signal, as MemoryLedger does.
+		env.RegisterDelayedCallback(func() {
+			env.SignalWorkflow(activities.SignalLedgerReply, activities.LedgerReply{RequestID: "someone else's"})
+			env.SignalWorkflow(activities.SignalLedgerReply, activities.LedgerReply{RequestID: r.ID, Decisions: []memory.Decision{
+				{ID: "d1", Candidate: r.Candidates[0], Verdict: memory.VerdictDistinct, After: []memory.Memory{{ID: "m1", Status: memory.StatusLive, Content: r.Candidates[0].Content}}},
+				{ID: "d2", Candidate: r.Candidates[1], Verdict: memory.VerdictConflicts, TargetID: "m0", After: []memory.Memory{
+					{ID: "m0", Status: memory.StatusSuperseded}, {ID: "m2", Status: memory.StatusLive, Content: r.Candidates[1].Content}}},
+			}})
+		}, time.Second)
+		return nil
+	}).Once()
+
+	env.ExecuteWorkflow(workflows.SessionEnd, workflows.SessionEndInput{Tenant: "acme", SessionID: "s1"})
+	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+		t.Fatalf("workflow: completed=%v err=%v", env.IsWorkflowCompleted(), env.GetWorkflowError())
+	}
+	var res workflows.SessionEndResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if req.Op != activities.OpMerge || req.EpisodeID != x.Episode.ID || len(req.Candidates) != 2 || req.ReplyTo == "" {
+		t.Fatalf("ledger request = %+v", req)
+	}
+	if res.EpisodeID != x.Episode.ID || len(res.Memories) != 2 || res.Memories[0].MemoryID != "m1" ||
+		res.Memories[1].MemoryID != "m2" || res.Memories[1].Verdict != memory.VerdictConflicts {
+		t.Fatalf("result = %+v", res)
+	}
+	env.AssertExpectations(t)
+}
+
+func TestSessionEndInvalidInputIsNotRetried(t *testing.T) {
+	env := newEnv(t)
+	calls := 0
+	env.OnActivity(a.LoadTranscript, mock.Anything, mock.Anything).Return(func(_ context.Context, _ activities.SessionRef) (activities.TranscriptInfo, error) {
+		calls++
+		return activities.TranscriptInfo{}, temporal.NewNonRetryableApplicationError("session s1 has no events", memory.EINVALID, nil)
+	})
+	env.ExecuteWorkflow(workflows.SessionEnd, workflows.SessionEndInput{Tenant: "acme", SessionID: "s1"})
+	err := env.GetWorkflowError()
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) || appErr.Type() != memory.EINVALID {
+		t.Fatalf("workflow error = %v, want the EINVALID application error", err)
+	}
+	if calls != 1 {
+		t.Fatalf("LoadTranscript ran %d times, want once: invalid input must not be retried", calls)
+	}
+}
+
+func TestSessionEndRetriesTransientFailures(t *testing.T) {
+	env := newEnv(t)
+	calls := 0
+	env.OnActivity(a.LoadTranscript, mock.Anything, mock.Anything).Return(func(_ context.Context, _ activities.SessionRef) (activities.TranscriptInfo, error) {
+		calls++
+		if calls < 3 {
+			return activities.TranscriptInfo{}, errors.New("connection reset")
+		}
+		return activities.TranscriptInfo{Events: 1}, nil
+	})
+	x := extraction()
+	x.Candidates = nil
+	env.OnActivity(a.ExtractEpisode, mock.Anything, mock.Anything).Return(x, nil)
+	env.OnActivity(a.StoreEpisode, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(a.IndexEpisode, mock.Anything, mock.Anything).Return(nil)
+	env.ExecuteWorkflow(workflows.SessionEnd, workflows.SessionEndInput{Tenant: "acme", SessionID: "s1"})
+	if err := env.GetWorkflowError(); err != nil || calls != 3 {
+		t.Fatalf("err=%v after %d calls, want success on the third", err, calls)
+	}
+}
+
+func TestSessionEndRejectsBadTenant(t *testing.T) {
+	env := newEnv(t)
+	env.ExecuteWorkflow(workflows.SessionEnd, workflows.SessionEndInput{Tenant: "no spaces allowed", SessionID: "s1"})
+	var appErr *temporal.ApplicationError
+	if err := env.GetWorkflowError(); !errors.As(err, &appErr) || appErr.Type() != memory.EINVALID {
+		t.Fatalf("workflow error = %v, want EINVALID", err)
+	}
+}
+
+// TestMemoryLedgerAppliesOneRequestAtATime sends the ledger two merge
+// requests at once (and the first again): each request's plan runs only
+// after the previous request's decisions were applied, and a repeated
+// request ID is applied once.
+func TestMemoryLedgerAppliesOneRequestAtATime(t *testing.T) {
+	env := newEnv(t)
+	var mu sync.Mutex
+	var trace []string
+	env.OnActivity(a.PlanMerge, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PlanMergeInput) (memory.Decision, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		trace = append(trace, "plan "+in.RequestID)
+		return memory.Decision{ID: "d-" + in.RequestID, Tenant: in.Tenant, Action: memory.ActionMerge, Candidate: in.Candidate}, nil
+	})
+	env.OnActivity(a.ApplyDecision, mock.Anything, mock.Anything).Return(func(_ context.Context, d memory.Decision) (memory.Decision, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		trace = append(trace, "apply "+d.ID)
+		return d, nil
+	})
+	req := func(id string) activities.LedgerRequest {
+		return activities.LedgerRequest{ID: id, Tenant: "acme", Op: activities.OpMerge,
+			Candidates: []memory.Candidate{{Kind: memory.KindFact, Content: "fact " + id}}}
+	}
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(activities.SignalLedgerRequest, req("r1"))
+		env.SignalWorkflow(activities.SignalLedgerRequest, req("r2"))
+		env.SignalWorkflow(activities.SignalLedgerRequest, req("r1"))
+	}, time.Second)
+	var updated activities.LedgerReply
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(activities.UpdateLedgerApply, "u1", &testsuite.TestUpdateCallback{
+			OnReject:   func(err error) { t.Errorf("update rejected: %v", err) },
+			OnAccept:   func() {},
+			OnComplete: func(v any, err error) { updated, _ = v.(activities.LedgerReply) },
+		}, req("r3"))
+	}, 2*time.Second)
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
+	env.ExecuteWorkflow(workflows.MemoryLedger, activities.LedgerState{Tenant: "acme"})
+
+	want := []string{"plan r1", "apply d-r1", "plan r2", "apply d-r2", "plan r3", "apply d-r3"}
+	if !slices.Equal(trace, want) {
+		t.Fatalf("ledger trace = %v, want %v", trace, want)
+	}
+	if updated.RequestID != "r3" || len(updated.Decisions) != 1 || updated.Decisions[0].ID != "d-r3" {
+		t.Fatalf("update reply = %+v", updated)
+	}
+}
+
+func TestMemoryLedgerRejectsAnotherTenantsUpdate(t *testing.T) {
+	env := newEnv(t)
+	var rejected error
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(activities.UpdateLedgerApply, "u1", &testsuite.TestUpdateCallback{
+			OnReject:   func(err error) { rejected = err },
+			OnAccept:   func() { t.Error("an update for another tenant was accepted") },
+			OnComplete: func(any, error) {},
+		}, activities.LedgerRequest{ID: "x", Tenant: "other", Op: activities.OpDecay})
+	}, time.Second)
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
+	env.ExecuteWorkflow(workflows.MemoryLedger, activities.LedgerState{Tenant: "acme"})
+	if rejected == nil {
+		t.Fatal("the ledger accepted a request for another tenant")
+	}
+}
