@@ -190,6 +190,7 @@ func (s *LLMSummarizer) Summarize(ctx context.Context, tenant string, members []
 		out.Episode, out.Fallback = d.llmEpisode(tenant, now, a)
 		out.Episode.Extractor = model
 		out.Model = model
+		out.PromptVersion = SummaryPromptVersion
 		return out, nil
 	}
 	out.Episode = d.offlineEpisode(tenant, now)

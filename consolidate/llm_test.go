@@ -98,7 +98,7 @@ func TestLLMSummarizerAsksWithStrictSchemaAndChecksTheAnswer(t *testing.T) {
 	if !reflect.DeepEqual(got.Episode, want) {
 		t.Errorf("episode\n got %+v\nwant %+v", got.Episode, want)
 	}
-	if got.Model != "summarizer-1" || got.Fallback != "" || got.Usage != (memory.TokenUsage{PromptTokens: 900, CompletionTokens: 120}) {
+	if got.Model != "summarizer-1" || got.PromptVersion != SummaryPromptVersion || got.Fallback != "" || got.Usage != (memory.TokenUsage{PromptTokens: 900, CompletionTokens: 120}) {
 		t.Errorf("summary: model %q fallback %q usage %+v", got.Model, got.Fallback, got.Usage)
 	}
 
@@ -169,7 +169,7 @@ func TestLLMSummarizerRetriesInvalidAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got.Episode, offline) || got.Model != OfflineModel {
+		if !reflect.DeepEqual(got.Episode, offline) || got.Model != OfflineModel || got.PromptVersion != "" {
 			t.Errorf("after invalid answers: model %q episode %+v", got.Model, got.Episode)
 		}
 		if !strings.Contains(got.Fallback, "invalid 2 times") || !strings.Contains(got.Fallback, `outcome "great"`) {

@@ -51,7 +51,9 @@ type Summary struct {
 	Episode memory.Episode
 	// Model is OfflineModel or the LLM model that wrote the summary.
 	Model string
-	Usage memory.TokenUsage
+	// PromptVersion is SummaryPromptVersion when a model wrote it.
+	PromptVersion string
+	Usage         memory.TokenUsage
 	// Fallback says why the offline summary stands in for the model's
 	// answer, wholly or for some fields; "" when it does not.
 	Fallback string
