@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
-	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/consolidate"
@@ -166,8 +165,7 @@ func TestConsolidateSurvivesWorkerCrash(t *testing.T) {
 	}
 	actsA := rt.Activities(tc, taskQueue)
 	actsA.OnConsolidate = crashed
-	wA := sdkworker.New(tc, taskQueue, sdkworker.Options{})
-	worker.Register(wA, actsA)
+	wA := worker.NewWorker(tc, taskQueue, actsA, nil)
 	if err := wA.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -188,8 +186,7 @@ func TestConsolidateSurvivesWorkerCrash(t *testing.T) {
 
 	actsB := rt.Activities(tc, taskQueue)
 	actsB.OnConsolidate = record
-	wB := sdkworker.New(tc, taskQueue, sdkworker.Options{})
-	worker.Register(wB, actsB)
+	wB := worker.NewWorker(tc, taskQueue, actsB, nil)
 	if err := wB.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/internal/histories"
+	hworker "github.com/hindsight-memory/hindsight/worker"
 	"github.com/hindsight-memory/hindsight/workflows"
 )
 
@@ -32,7 +33,10 @@ func TestReplay(t *testing.T) {
 	for _, f := range files {
 		want[filepath.Base(f)] = true
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			r := worker.NewWorkflowReplayer()
+			r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{Interceptors: hworker.Interceptors(nil)})
+			if err != nil {
+				t.Fatal(err)
+			}
 			r.RegisterWorkflow(workflows.SessionEnd)
 			r.RegisterWorkflow(workflows.Forget)
 			r.RegisterWorkflow(workflows.Consolidate)

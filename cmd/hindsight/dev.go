@@ -136,7 +136,7 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 	}
 	st.closers = append(st.closers, st.runtime.Close)
 
-	st.worker = worker.NewWorker(st.client, o.stack.taskQueue, st.runtime.Activities(st.client, o.stack.taskQueue))
+	st.worker = worker.NewWorker(st.client, o.stack.taskQueue, st.runtime.Activities(st.client, o.stack.taskQueue), m)
 	if err := st.worker.Start(); err != nil {
 		return nil, fmt.Errorf("start the worker: %w", err)
 	}

@@ -270,3 +270,33 @@ func findResult(r mcpserver.RecallOutput, id string) *mcpserver.RecallItem {
 
 func jsonMarshal(v any) ([]byte, error)   { return json.Marshal(v) }
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// TestMetricsCountWork checks /metrics after a session: workflows by type
+// and state, recalls, and the recall latency histogram.
+func TestMetricsCountWork(t *testing.T) {
+	st := startTestDev(t, t.TempDir())
+	defer st.Close()
+	s := connect(t, st.mcpURL())
+	end := endSession(t, s, chat("metrics-a", 2, "From now on, always give report timestamps in UTC."))
+	call[mcpserver.RecallOutput](t, s, mcpserver.ToolRecall, map[string]any{"query": "report timestamps"})
+	resp, err := http.Get("http://" + st.http.Addr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	text := string(body)
+	defer func() {
+		if t.Failed() {
+			t.Log(text)
+		}
+	}()
+	for _, want := range []string{
+		`{state="started",workflow="SessionEnd"} 1`, `{state="completed",workflow="SessionEnd"} 1`,
+		`{state="started",workflow="MemoryLedger"} 1`, "hindsight_recall_duration_seconds_count 1", "hindsight_recall_results",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %s after session %s", want, end.EpisodeID)
+		}
+	}
+}

@@ -79,7 +79,7 @@ which only one process can own. It serves /healthz, /readyz and /metrics on
 		return err
 	}
 	defer health.Close()
-	w := worker.NewWorker(tc, s.taskQueue, rt.Activities(tc, s.taskQueue))
+	w := worker.NewWorker(tc, s.taskQueue, rt.Activities(tc, s.taskQueue), m)
 	if err := applySchedules(ctx, tc, s.taskQueue); err != nil {
 		return fmt.Errorf("schedules: %w", err)
 	}
