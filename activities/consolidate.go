@@ -233,62 +233,104 @@ func (a *Activities) episodeItems(ctx context.Context, tenant string, eps []memo
 	return items, nil
 }
 
-// indexed are the memory statuses the vector index holds: every status
-// some recall may ask for.
-var indexed = []memory.Status{memory.StatusLive, memory.StatusCold, memory.StatusSuperseded}
-
-// ReconcileIndex makes the vector index agree with the store for a tenant:
-// a memory the store holds (live, cold or superseded) whose vector is
-// missing or older than its current version is indexed again; a vector the
-// store does not back (purged, forgotten, archived) is deleted.
+// ReconcileIndex makes the vector index agree with the store for a tenant
+// (consolidate.ReconcileMemories, ReconcileEpisodes): missing or stale
+// documents are written again from the store, documents the store does not
+// back (purged, forgotten, archived) are deleted. The store is the system
+// of record; the index is derived.
 func (a *Activities) ReconcileIndex(ctx context.Context, tenant string) (ReconcileReport, error) {
 	var rep ReconcileReport
-	ms, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: tenant, Statuses: indexed})
+	ms, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: tenant})
 	if err != nil {
 		return rep, temporalError(err)
 	}
-	want := make(map[string]memory.Memory, len(ms))
+	docs, err := a.listDocs(ctx, memory.CollectionMemories, tenant)
+	if err != nil {
+		return rep, temporalError(err)
+	}
+	plan, err := consolidate.ReconcileMemories(tenant, ms, docs)
+	if err != nil {
+		return rep, temporalError(err)
+	}
+	byID := make(map[string]memory.Memory, len(ms))
 	for _, m := range ms {
-		want[m.ID] = m
+		byID[m.ID] = m
 	}
-	have := map[string]time.Time{}
-	var extra []string
-	after := ""
-	for {
-		page, err := a.Index.List(ctx, memory.CollectionMemories, memory.VectorFilter{Tenant: tenant}, after, 1000)
-		if err != nil {
-			return rep, temporalError(err)
+	for start := 0; start < len(plan.Upsert); start += 100 {
+		var batch []memory.Memory
+		for _, id := range plan.Upsert[start:min(start+100, len(plan.Upsert))] {
+			batch = append(batch, byID[id])
 		}
-		if len(page) == 0 {
-			break
-		}
-		for _, d := range page {
-			if _, ok := want[d.ID]; ok {
-				have[d.ID] = d.UpdatedAt
-			} else {
-				extra = append(extra, d.ID)
-			}
-		}
-		after = page[len(page)-1].ID
-		activity.RecordHeartbeat(ctx, after)
-	}
-	var stale []memory.Memory
-	for _, m := range ms {
-		if at, ok := have[m.ID]; !ok || !at.Equal(m.UpdatedAt) {
-			stale = append(stale, m)
-		}
-	}
-	for start := 0; start < len(stale); start += 100 {
-		if err := a.Indexer.Write(ctx, stale[start:min(start+100, len(stale))]); err != nil {
+		if err := a.Indexer.Write(ctx, batch); err != nil {
 			return rep, temporalError(err)
 		}
 		activity.RecordHeartbeat(ctx, start)
 	}
-	if len(extra) > 0 {
-		if err := a.Indexer.Remove(ctx, tenant, extra); err != nil {
+	if len(plan.Delete) > 0 {
+		if err := a.Indexer.Remove(ctx, tenant, plan.Delete); err != nil {
 			return rep, temporalError(err)
 		}
 	}
-	rep.Reindexed, rep.Removed = len(stale), len(extra)
+	rep.Reindexed, rep.Removed = len(plan.Upsert), len(plan.Delete)
+
+	eps, err := a.Store.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Statuses: allEpisodes})
+	if err != nil {
+		return rep, temporalError(err)
+	}
+	edocs, err := a.listDocs(ctx, memory.CollectionEpisodes, tenant)
+	if err != nil {
+		return rep, temporalError(err)
+	}
+	eplan, err := consolidate.ReconcileEpisodes(tenant, eps, edocs)
+	if err != nil {
+		return rep, temporalError(err)
+	}
+	epByID := make(map[string]memory.Episode, len(eps))
+	for _, ep := range eps {
+		epByID[ep.ID] = ep
+	}
+	var upsert []memory.Episode
+	for _, id := range eplan.Upsert {
+		upsert = append(upsert, epByID[id])
+	}
+	// episodeItems reuses stored vectors and embeds the missing ones.
+	items, err := a.episodeItems(ctx, tenant, upsert)
+	if err != nil {
+		return rep, temporalError(err)
+	}
+	var fixed []memory.VectorDoc
+	for _, it := range items {
+		fixed = append(fixed, memory.EpisodeVectorDoc(it.Episode, it.Vector))
+	}
+	if len(fixed) > 0 {
+		if err := a.Index.Upsert(ctx, memory.CollectionEpisodes, fixed); err != nil {
+			return rep, temporalError(err)
+		}
+	}
+	if len(eplan.Delete) > 0 {
+		if err := a.Index.Delete(ctx, memory.CollectionEpisodes, tenant, eplan.Delete); err != nil {
+			return rep, temporalError(err)
+		}
+	}
+	rep.Reindexed += len(eplan.Upsert)
+	rep.Removed += len(eplan.Delete)
 	return rep, nil
+}
+
+// listDocs pages through every document of a tenant in a collection.
+func (a *Activities) listDocs(ctx context.Context, c memory.Collection, tenant string) ([]memory.VectorDoc, error) {
+	var out []memory.VectorDoc
+	after := ""
+	for {
+		page, err := a.Index.List(ctx, c, memory.VectorFilter{Tenant: tenant}, after, 1000)
+		if err != nil {
+			return nil, err
+		}
+		if len(page) == 0 {
+			return out, nil
+		}
+		out = append(out, page...)
+		after = page[len(page)-1].ID
+		activity.RecordHeartbeat(ctx, after)
+	}
 }

@@ -1,0 +1,170 @@
+package activities_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/llm/offline"
+	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/merge"
+	"github.com/hindsight-memory/hindsight/recall"
+)
+
+type fixture struct {
+	acts  *activities.Activities
+	store *memory.MemStore
+	index *memory.MemIndex
+	env   *testsuite.TestActivityEnvironment
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	store := memory.NewMemStore()
+	emb := offline.NewEmbedder(64)
+	index := memory.NewMemIndex(emb.Dim())
+	engine, err := recall.New(recall.Config{}, recall.Deps{Memories: store, Episodes: store, Index: index, Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { engine.Close() })
+	ix, err := recall.NewIndexer(recall.IndexerDeps{Memories: store, Index: index, Embedder: emb, Engine: engine}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts := &activities.Activities{
+		Store: store, Index: index, Embedder: emb, Extractor: offline.NewExtractor(),
+		Judge: merge.NewOfflineJudge(merge.OfflineOptions{}), Indexer: ix, Keywords: engine,
+		Merge: activities.MergeConfig{Threshold: merge.ThresholdFor(emb.Model()), MaxNeighbors: 5, KeywordNeighbors: 3, Lifecycle: memory.DefaultLifecycle},
+	}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	env.RegisterActivity(acts)
+	return &fixture{acts: acts, store: store, index: index, env: env}
+}
+
+func run[T any](t *testing.T, f *fixture, fn any, args ...any) T {
+	t.Helper()
+	v, err := f.env.ExecuteActivity(fn, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out T
+	if err := v.Get(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+var now = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+
+// TestApplyDecisionIsIdempotent applies one planned decision twice, the
+// second time as a retry after the first already landed: one version, one
+// logged decision.
+func TestApplyDecisionIsIdempotent(t *testing.T) {
+	f := newFixture(t)
+	in := activities.PlanMergeInput{Tenant: "acme", RequestID: "r1", EpisodeID: "ep1", Now: now,
+		Candidate: memory.Candidate{Kind: memory.KindPreference, Content: "Give report timestamps in UTC."}}
+	d := run[memory.Decision](t, f, f.acts.PlanMerge, in)
+	if d.Verdict != memory.VerdictDistinct || len(d.After) != 1 {
+		t.Fatalf("plan for a new memory = %+v", d)
+	}
+	first := run[memory.Decision](t, f, f.acts.ApplyDecision, d)
+	again := run[memory.Decision](t, f, f.acts.ApplyDecision, d)
+	if first.ID != again.ID {
+		t.Fatalf("retry returned another decision: %s vs %s", first.ID, again.ID)
+	}
+	h, err := f.store.History(context.Background(), "acme", d.After[0].ID)
+	if err != nil || len(h) != 1 {
+		t.Fatalf("history after a retried apply = %d versions (%v), want 1", len(h), err)
+	}
+	ds, _ := f.store.Decisions(context.Background(), memory.DecisionFilter{Tenant: "acme"})
+	if len(ds) != 1 {
+		t.Fatalf("decisions after a retried apply = %d, want 1", len(ds))
+	}
+	// Planning the same candidate of the same request again replays the
+	// logged decision instead of judging the memory against itself.
+	if replay := run[memory.Decision](t, f, f.acts.PlanMerge, in); replay.ID != d.ID || replay.Verdict != memory.VerdictDistinct {
+		t.Fatalf("re-planning an applied candidate = %+v", replay)
+	}
+	// The same content from another session is an exact duplicate.
+	dup := run[memory.Decision](t, f, f.acts.PlanMerge, activities.PlanMergeInput{Tenant: "acme", RequestID: "r2", EpisodeID: "ep2", Now: now,
+		Candidate: memory.Candidate{Kind: memory.KindPreference, Content: "give report timestamps in UTC"}})
+	if dup.Verdict != memory.VerdictDuplicate || dup.Judge != merge.JudgeExact || dup.TargetID != d.After[0].ID {
+		t.Fatalf("exact duplicate = %+v", dup)
+	}
+}
+
+// TestApplyDecisionRefusesAStalePlan writes a plan, then applies an older
+// plan made against the previous version: ECONFLICT, nothing written.
+func TestApplyDecisionRefusesAStalePlan(t *testing.T) {
+	f := newFixture(t)
+	d := run[memory.Decision](t, f, f.acts.PlanMerge, activities.PlanMergeInput{Tenant: "acme", RequestID: "r1", EpisodeID: "ep1", Now: now,
+		Candidate: memory.Candidate{Kind: memory.KindRule, Content: "Never deploy to production on Fridays."}})
+	run[memory.Decision](t, f, f.acts.ApplyDecision, d)
+	plan := func(req, ep string) memory.Decision {
+		return run[memory.Decision](t, f, f.acts.PlanMerge, activities.PlanMergeInput{Tenant: "acme", RequestID: req, EpisodeID: ep, Now: now,
+			Candidate: memory.Candidate{Kind: memory.KindRule, Content: "never deploy to production on fridays"}})
+	}
+	a, b := plan("r2", "ep2"), plan("r3", "ep3") // both read version 1
+	run[memory.Decision](t, f, f.acts.ApplyDecision, a)
+	if _, err := f.env.ExecuteActivity(f.acts.ApplyDecision, b); err == nil {
+		t.Fatal("a plan made against an older version was applied")
+	}
+	m, _ := f.store.Memory(context.Background(), "acme", d.After[0].ID)
+	if m.Version != 2 || !slices.Equal(m.Sources, []string{"ep1", "ep2"}) {
+		t.Fatalf("memory after the refused plan = v%d %v", m.Version, m.Sources)
+	}
+}
+
+// TestReconcileIndexRepairsDrift breaks the vector index every way it can
+// drift from the store, reconciles, and checks a second pass finds nothing.
+func TestReconcileIndexRepairsDrift(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var ids []string
+	for i, c := range []string{"Give report timestamps in UTC.", "Never deploy on Fridays.", "Use gbk for sales.csv."} {
+		d := run[memory.Decision](t, f, f.acts.PlanMerge, activities.PlanMergeInput{Tenant: "acme", RequestID: "r", Index: i, EpisodeID: "ep1", Now: now,
+			Candidate: memory.Candidate{Kind: memory.KindFact, Content: c}})
+		run[memory.Decision](t, f, f.acts.ApplyDecision, d)
+		ids = append(ids, d.After[0].ID)
+	}
+	ep := memory.Episode{ID: "ep1", Tenant: "acme", SessionID: "s1", Task: "weekly report", Status: memory.EpisodeLive, EndedAt: now, CreatedAt: now}
+	if err := f.store.PutEpisode(ctx, ep); err != nil {
+		t.Fatal(err)
+	}
+	// Drift: a vector lost, a stray vector, a stale status, an unindexed episode.
+	must(t, f.index.Delete(ctx, memory.CollectionMemories, "acme", ids[:1]))
+	stray := memory.VectorDoc{ID: "ghost", Tenant: "acme", Vector: make([]float32, 64), Status: "live"}
+	stray.Vector[0] = 1
+	must(t, f.index.Upsert(ctx, memory.CollectionMemories, []memory.VectorDoc{stray}))
+	docs, _ := f.index.Get(ctx, memory.CollectionMemories, "acme", ids[1:2])
+	docs[0].Status = string(memory.StatusCold)
+	must(t, f.index.Upsert(ctx, memory.CollectionMemories, docs))
+
+	rep := run[activities.ReconcileReport](t, f, f.acts.ReconcileIndex, "acme")
+	if rep.Reindexed != 3 || rep.Removed != 1 { // lost + stale memory, missing episode; the stray
+		t.Fatalf("reconcile = %+v", rep)
+	}
+	got, _ := f.index.Get(ctx, memory.CollectionMemories, "acme", append(slices.Clone(ids), "ghost"))
+	if len(got) != 3 || slices.ContainsFunc(got, func(d memory.VectorDoc) bool { return d.ID == "ghost" || d.Status != "live" }) {
+		t.Fatalf("index after reconcile = %+v", got)
+	}
+	if eps, _ := f.index.Get(ctx, memory.CollectionEpisodes, "acme", []string{"ep1"}); len(eps) != 1 {
+		t.Fatal("the episode was not indexed")
+	}
+	if again := run[activities.ReconcileReport](t, f, f.acts.ReconcileIndex, "acme"); again != (activities.ReconcileReport{}) {
+		t.Fatalf("second reconcile = %+v, want nothing to do", again)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
