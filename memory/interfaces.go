@@ -139,6 +139,11 @@ type EpisodicStore interface {
 	Purge(ctx context.Context, r PurgeRequest) (PurgeCounts, error)
 	// Tenants lists the tenants that have any episode or memory.
 	Tenants(ctx context.Context) ([]string, error)
+	// Setting returns a deployment-wide setting ("" when unset); every
+	// process reads the same value. PutSetting sets it; the latest write
+	// wins. Keys are short names of letters, digits, '.', '_' and '-'.
+	Setting(ctx context.Context, key string) (string, error)
+	PutSetting(ctx context.Context, key, value string) error
 	Close() error
 }
 

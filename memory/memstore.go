@@ -19,6 +19,7 @@ type MemStore struct {
 	usage     map[string]map[string][]Usage  // tenant → memory ID → distinct uses
 	decisions map[string]map[string]Decision // tenant → decision ID → decision
 	order     map[string][]string            // tenant → decision IDs in log order
+	settings  map[string]string
 }
 
 var _ EpisodicStore = (*MemStore)(nil)
@@ -32,6 +33,7 @@ func NewMemStore() *MemStore {
 		usage:     map[string]map[string][]Usage{},
 		decisions: map[string]map[string]Decision{},
 		order:     map[string][]string{},
+		settings:  map[string]string{},
 	}
 }
 
@@ -384,6 +386,27 @@ func (s *MemStore) Tenants(ctx context.Context) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// Setting implements EpisodicStore.
+func (s *MemStore) Setting(ctx context.Context, key string) (string, error) {
+	if err := ValidateSettingKey("memstore: setting", key); err != nil {
+		return "", err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.settings[key], nil
+}
+
+// PutSetting implements EpisodicStore.
+func (s *MemStore) PutSetting(ctx context.Context, key, value string) error {
+	if err := ValidateSettingKey("memstore: put setting", key); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settings[key] = value
+	return nil
 }
 
 // Close implements EpisodicStore.

@@ -1,5 +1,7 @@
 package memory
 
+import "regexp"
+
 // Validation shared by every store, so that the reference implementation and
 // the adapters reject the same input with the same messages.
 
@@ -70,6 +72,16 @@ func ValidateDecision(op string, d Decision) error {
 	}
 	if d.Action == "" {
 		return Invalidf(op, "decision %s: action is required", d.ID)
+	}
+	return nil
+}
+
+var settingRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,100}$`)
+
+// ValidateSettingKey checks the key of a deployment-wide setting.
+func ValidateSettingKey(op, key string) error {
+	if !settingRE.MatchString(key) {
+		return Invalidf(op, "setting key %q is not valid: use 1-100 letters, digits, '.', '_' or '-'", key)
 	}
 	return nil
 }

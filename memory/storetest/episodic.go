@@ -34,6 +34,7 @@ func TestEpisodicStore(t *testing.T, newStore NewEpisodicStore) {
 	t.Run("Decisions", func(t *testing.T) { testDecisions(t, newStore(t)) })
 	t.Run("Purge", func(t *testing.T) { testPurge(t, newStore(t)) })
 	t.Run("UnicodeRoundTrip", func(t *testing.T) { testUnicode(t, newStore(t)) })
+	t.Run("Settings", func(t *testing.T) { testSettings(t, newStore(t)) })
 	t.Run("EventsFirstWriteWins", func(t *testing.T) { testEventsFirstWrite(t, newStore(t)) })
 	t.Run("EpisodeRewriteMovesTime", func(t *testing.T) { testEpisodeRewrite(t, newStore(t)) })
 	t.Run("EpisodePutColdAndBack", func(t *testing.T) { testEpisodeCold(t, newStore(t)) })
@@ -588,6 +589,22 @@ func testTenants(t *testing.T, s memory.EpisodicStore) {
 	}
 	if !slices.IsSorted(tenants) {
 		t.Fatalf("Tenants not sorted: %v", tenants)
+	}
+}
+
+func testSettings(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	key := "test." + Tenant(t)
+	if v, err := s.Setting(ctx, key); err != nil || v != "" {
+		t.Fatalf("unset setting = %q, %v", v, err)
+	}
+	must(t, s.PutSetting(ctx, key, `{"generation":"a"}`))
+	must(t, s.PutSetting(ctx, key, `{"generation":"b"}`))
+	if v, err := s.Setting(ctx, key); err != nil || v != `{"generation":"b"}` {
+		t.Fatalf("setting after two writes = %q, %v, want the latest", v, err)
+	}
+	if err := s.PutSetting(ctx, "bad key", "x"); !memory.IsInvalid(err) {
+		t.Fatalf("PutSetting with a bad key = %v, want EINVALID", err)
 	}
 }
 

@@ -1,0 +1,34 @@
+package clickhouse
+
+import (
+	"context"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// Setting implements memory.EpisodicStore.
+func (s *Store) Setting(ctx context.Context, key string) (string, error) {
+	if err := memory.ValidateSettingKey("clickhouse: setting", key); err != nil {
+		return "", err
+	}
+	value := ""
+	err := s.queryRows(ctx, "setting", "SELECT value FROM settings FINAL WHERE key = {key:String}", func(r driver.Rows) error {
+		return r.Scan(&value)
+	}, ch.Named("key", key))
+	return value, err
+}
+
+// PutSetting implements memory.EpisodicStore.
+func (s *Store) PutSetting(ctx context.Context, key, value string) error {
+	if err := memory.ValidateSettingKey("clickhouse: put setting", key); err != nil {
+		return err
+	}
+	seq := s.nextSeq()
+	return s.insert(ctx, "put setting", "settings", "key, value, updated_at, write_seq", 1, func(int) []any {
+		return []any{key, value, toDB(time.Now()), seq}
+	})
+}
