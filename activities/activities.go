@@ -39,6 +39,8 @@ type Activities struct {
 	// Summarizer writes typical episodes (consolidation, forget); nil
 	// means the offline one.
 	Summarizer consolidate.Summarizer
+	// Generations are the vector index generations (reindexing).
+	Generations Generations
 	// OnConsolidate, when set, is called before each cluster a batch
 	// consolidates: an observation point for progress (and for tests that
 	// stop a worker mid-consolidation).

@@ -45,6 +45,8 @@ type ConsolidationResult struct {
 type ReconcileReport struct {
 	Reindexed int `json:"reindexed"`
 	Removed   int `json:"removed"`
+
+	deleted []string // memory IDs removed, for recall's cache
 }
 
 // PlanConsolidation lists the live episodes of a tenant that ended before
@@ -189,14 +191,20 @@ func (a *Activities) consolidateCluster(ctx context.Context, b ConsolidationBatc
 	return temporalError(a.Index.Upsert(ctx, memory.CollectionEpisodes, docs))
 }
 
-// episodeItems pairs episodes with their vectors, embedding (and
-// re-indexing) any the index lacks.
+// episodeItems pairs episodes with their vectors in the active index,
+// embedding (and re-indexing) any it lacks.
 func (a *Activities) episodeItems(ctx context.Context, tenant string, eps []memory.Episode) ([]consolidate.Item, error) {
+	return episodeItems(ctx, a.Index, a.Embedder, tenant, eps)
+}
+
+// episodeItems pairs episodes with their vectors in index x, embedding
+// with emb (and writing to x) any x lacks.
+func episodeItems(ctx context.Context, x memory.VectorIndex, emb memory.Embedder, tenant string, eps []memory.Episode) ([]consolidate.Item, error) {
 	ids := make([]string, len(eps))
 	for i, ep := range eps {
 		ids[i] = ep.ID
 	}
-	docs, err := a.Index.Get(ctx, memory.CollectionEpisodes, tenant, ids)
+	docs, err := x.Get(ctx, memory.CollectionEpisodes, tenant, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +216,7 @@ func (a *Activities) episodeItems(ctx context.Context, tenant string, eps []memo
 	var missing []int
 	for i, ep := range eps {
 		items[i] = consolidate.Item{Episode: ep, Vector: vec[ep.ID]}
-		if len(items[i].Vector) != a.Embedder.Dim() {
+		if len(items[i].Vector) != emb.Dim() {
 			missing = append(missing, i)
 		}
 	}
@@ -217,7 +225,7 @@ func (a *Activities) episodeItems(ctx context.Context, tenant string, eps []memo
 		for j, i := range missing {
 			texts[j] = memory.EpisodeEmbedText(eps[i])
 		}
-		vs, err := a.Embedder.Embed(ctx, texts)
+		vs, err := emb.Embed(ctx, texts)
 		if err != nil {
 			return nil, fmt.Errorf("embed episodes: %w", err)
 		}
@@ -226,7 +234,7 @@ func (a *Activities) episodeItems(ctx context.Context, tenant string, eps []memo
 			items[i].Vector = vs[j]
 			repair[j] = memory.EpisodeVectorDoc(eps[i], vs[j])
 		}
-		if err := a.Index.Upsert(ctx, memory.CollectionEpisodes, repair); err != nil {
+		if err := x.Upsert(ctx, memory.CollectionEpisodes, repair); err != nil {
 			return nil, err
 		}
 	}
@@ -235,55 +243,82 @@ func (a *Activities) episodeItems(ctx context.Context, tenant string, eps []memo
 
 // ReconcileIndex makes the vector index agree with the store for a tenant
 // (consolidate.ReconcileMemories, ReconcileEpisodes): missing or stale
-// documents are written again from the store, documents the store does not
-// back (purged, forgotten, archived) are deleted. The store is the system
-// of record; the index is derived.
+// documents are embedded and written again from the store, documents the
+// store does not back (purged, forgotten, archived) are deleted. The store
+// is the system of record; the index is derived.
 func (a *Activities) ReconcileIndex(ctx context.Context, tenant string) (ReconcileReport, error) {
+	rep, err := a.reconcile(ctx, tenant, a.Index, a.Embedder)
+	if err != nil {
+		return rep, temporalError(err)
+	}
+	// Recall's cache drops what the index no longer holds.
+	if len(rep.deleted) > 0 {
+		if err := a.Indexer.Remove(ctx, tenant, rep.deleted); err != nil {
+			return rep, temporalError(err)
+		}
+	}
+	return rep, nil
+}
+
+// reconcile makes index x, filled by embedder emb, agree with the store
+// for a tenant, and returns what it changed.
+func (a *Activities) reconcile(ctx context.Context, tenant string, x memory.VectorIndex, emb memory.Embedder) (ReconcileReport, error) {
 	var rep ReconcileReport
 	ms, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: tenant})
 	if err != nil {
-		return rep, temporalError(err)
+		return rep, err
 	}
-	docs, err := a.listDocs(ctx, memory.CollectionMemories, tenant)
+	docs, err := listDocs(ctx, x, memory.CollectionMemories, tenant)
 	if err != nil {
-		return rep, temporalError(err)
+		return rep, err
 	}
 	plan, err := consolidate.ReconcileMemories(tenant, ms, docs)
 	if err != nil {
-		return rep, temporalError(err)
+		return rep, err
 	}
 	byID := make(map[string]memory.Memory, len(ms))
 	for _, m := range ms {
 		byID[m.ID] = m
 	}
-	for start := 0; start < len(plan.Upsert); start += 100 {
+	for start := 0; start < len(plan.Upsert); start += 64 {
 		var batch []memory.Memory
-		for _, id := range plan.Upsert[start:min(start+100, len(plan.Upsert))] {
+		var texts []string
+		for _, id := range plan.Upsert[start:min(start+64, len(plan.Upsert))] {
 			batch = append(batch, byID[id])
+			texts = append(texts, memory.EmbedText(byID[id]))
 		}
-		if err := a.Indexer.Write(ctx, batch); err != nil {
-			return rep, temporalError(err)
+		vecs, err := emb.Embed(ctx, texts)
+		if err != nil {
+			return rep, fmt.Errorf("embed memories: %w", err)
+		}
+		out := make([]memory.VectorDoc, len(batch))
+		for i, m := range batch {
+			out[i] = memory.VectorDocOf(m, vecs[i])
+			out[i].Entities = normalizeEntities(m.Entities)
+		}
+		if err := x.Upsert(ctx, memory.CollectionMemories, out); err != nil {
+			return rep, err
 		}
 		activity.RecordHeartbeat(ctx, start)
 	}
 	if len(plan.Delete) > 0 {
-		if err := a.Indexer.Remove(ctx, tenant, plan.Delete); err != nil {
-			return rep, temporalError(err)
+		if err := x.Delete(ctx, memory.CollectionMemories, tenant, plan.Delete); err != nil {
+			return rep, err
 		}
 	}
-	rep.Reindexed, rep.Removed = len(plan.Upsert), len(plan.Delete)
+	rep.Reindexed, rep.Removed, rep.deleted = len(plan.Upsert), len(plan.Delete), plan.Delete
 
 	eps, err := a.Store.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Statuses: allEpisodes})
 	if err != nil {
-		return rep, temporalError(err)
+		return rep, err
 	}
-	edocs, err := a.listDocs(ctx, memory.CollectionEpisodes, tenant)
+	edocs, err := listDocs(ctx, x, memory.CollectionEpisodes, tenant)
 	if err != nil {
-		return rep, temporalError(err)
+		return rep, err
 	}
 	eplan, err := consolidate.ReconcileEpisodes(tenant, eps, edocs)
 	if err != nil {
-		return rep, temporalError(err)
+		return rep, err
 	}
 	epByID := make(map[string]memory.Episode, len(eps))
 	for _, ep := range eps {
@@ -293,23 +328,23 @@ func (a *Activities) ReconcileIndex(ctx context.Context, tenant string) (Reconci
 	for _, id := range eplan.Upsert {
 		upsert = append(upsert, epByID[id])
 	}
-	// episodeItems reuses stored vectors and embeds the missing ones.
-	items, err := a.episodeItems(ctx, tenant, upsert)
+	// Vectors of episodes whose status alone changed are reused.
+	items, err := episodeItems(ctx, x, emb, tenant, upsert)
 	if err != nil {
-		return rep, temporalError(err)
+		return rep, err
 	}
-	var fixed []memory.VectorDoc
-	for _, it := range items {
-		fixed = append(fixed, memory.EpisodeVectorDoc(it.Episode, it.Vector))
-	}
-	if len(fixed) > 0 {
-		if err := a.Index.Upsert(ctx, memory.CollectionEpisodes, fixed); err != nil {
-			return rep, temporalError(err)
+	if len(items) > 0 {
+		fixed := make([]memory.VectorDoc, len(items))
+		for i, it := range items {
+			fixed[i] = memory.EpisodeVectorDoc(it.Episode, it.Vector)
+		}
+		if err := x.Upsert(ctx, memory.CollectionEpisodes, fixed); err != nil {
+			return rep, err
 		}
 	}
 	if len(eplan.Delete) > 0 {
-		if err := a.Index.Delete(ctx, memory.CollectionEpisodes, tenant, eplan.Delete); err != nil {
-			return rep, temporalError(err)
+		if err := x.Delete(ctx, memory.CollectionEpisodes, tenant, eplan.Delete); err != nil {
+			return rep, err
 		}
 	}
 	rep.Reindexed += len(eplan.Upsert)
@@ -317,12 +352,23 @@ func (a *Activities) ReconcileIndex(ctx context.Context, tenant string) (Reconci
 	return rep, nil
 }
 
+// normalizeEntities folds entities as the index stores them.
+func normalizeEntities(es []string) []string {
+	var out []string
+	for _, e := range es {
+		if e = memory.NormalizeEntity(e); e != "" && !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // listDocs pages through every document of a tenant in a collection.
-func (a *Activities) listDocs(ctx context.Context, c memory.Collection, tenant string) ([]memory.VectorDoc, error) {
+func listDocs(ctx context.Context, x memory.VectorIndex, c memory.Collection, tenant string) ([]memory.VectorDoc, error) {
 	var out []memory.VectorDoc
 	after := ""
 	for {
-		page, err := a.Index.List(ctx, c, memory.VectorFilter{Tenant: tenant}, after, 1000)
+		page, err := x.List(ctx, c, memory.VectorFilter{Tenant: tenant}, after, 1000)
 		if err != nil {
 			return nil, err
 		}

@@ -55,7 +55,7 @@ func (a *Activities) PlanMerge(ctx context.Context, in PlanMergeInput) (memory.D
 			}
 		} else {
 			mi.Judgement = memory.Judgement{Verdict: memory.VerdictDistinct, Judge: "prefilter",
-				Reason: fmt.Sprintf("no live %s memory is similar enough (similarity ≥ %.2f) to judge", c.Kind, a.Merge.Threshold)}
+				Reason: fmt.Sprintf("no live %s memory is similar enough (similarity ≥ %.2f) or shares enough words to judge", c.Kind, a.threshold())}
 		}
 	}
 	plan := merge.PlanMerge
@@ -84,10 +84,11 @@ func (a *Activities) neighbors(ctx context.Context, tenant string, c memory.Cand
 	if err != nil {
 		return nil, fmt.Errorf("search similar memories: %w", err)
 	}
+	threshold := a.threshold()
 	sim := map[string]float64{}
 	var ids []string
 	for _, h := range hits {
-		if h.Score >= a.Merge.Threshold {
+		if h.Score >= threshold {
 			sim[h.Doc.ID] = h.Score
 			ids = append(ids, h.Doc.ID)
 		}
@@ -130,8 +131,17 @@ func (a *Activities) neighbors(ctx context.Context, tenant string, c memory.Cand
 			byVector = append(byVector, n)
 		}
 	}
-	out := merge.Prefilter(byVector, a.Merge.Threshold, a.Merge.MaxNeighbors)
+	out := merge.Prefilter(byVector, threshold, a.Merge.MaxNeighbors)
 	return append(out, merge.Prefilter(byWords, -1, a.Merge.KeywordNeighbors)...), nil
+}
+
+// threshold is the configured pre-filter threshold, or the default for
+// the active embedder (which changes with a reindex).
+func (a *Activities) threshold() float64 {
+	if a.Merge.Threshold > 0 {
+		return a.Merge.Threshold
+	}
+	return merge.ThresholdFor(a.Embedder.Model())
 }
 
 func normalizeCandidate(c memory.Candidate) memory.Candidate {

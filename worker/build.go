@@ -40,7 +40,12 @@ type Config struct {
 	ClickHouse  *clickhouse.Config
 	ChDB        *chdb.Config
 	MemoryStore bool
+	// Store, when set, is used as the episodic store as it is (tests share
+	// one between runtimes); the runtime does not close it.
+	Store memory.EpisodicStore
 
+	// Milvus or Local is the vector index; each generation (see
+	// GenerationName) gets its own collections or directory under it.
 	Milvus *milvus.Config
 	Local  *local.Config
 
@@ -61,7 +66,9 @@ type Config struct {
 
 // Runtime is Hindsight assembled: every adapter behind its interface.
 type Runtime struct {
-	Store     memory.EpisodicStore
+	Store memory.EpisodicStore
+	// Index and Embedder are the active vector index generation's; they
+	// follow a switch to the next generation (see Generation).
 	Index     memory.VectorIndex
 	Embedder  memory.Embedder
 	LLM       memory.LLM // nil when offline
@@ -79,7 +86,9 @@ type Runtime struct {
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
 
+	gens    *generations
 	closers []func() error
+	stop    context.CancelFunc
 }
 
 // Build opens every adapter of cfg. On error, whatever was opened is
@@ -133,9 +142,6 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 		rt.Judge = merge.NewOfflineJudge(merge.OfflineOptions{MaxNeighbors: judged})
 		rt.Summarizer = consolidate.Offline{}
 	}
-	if rt.Merge.Threshold == 0 {
-		rt.Merge.Threshold = merge.ThresholdFor(rt.Embedder.Model())
-	}
 	if rt.Merge.MaxNeighbors == 0 {
 		rt.Merge.MaxNeighbors = merge.DefaultMaxNeighbors
 	}
@@ -147,6 +153,8 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 	}
 
 	switch {
+	case cfg.Store != nil:
+		rt.Store = cfg.Store
 	case cfg.ClickHouse != nil:
 		s, err := clickhouse.Open(ctx, *cfg.ClickHouse)
 		if err != nil {
@@ -164,29 +172,18 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 	default:
 		return nil, errors.New("worker: no episodic store configured (ClickHouse, ChDB or MemoryStore)")
 	}
-	rt.closers = append(rt.closers, rt.Store.Close)
-
-	switch {
-	case cfg.Milvus != nil:
-		mc := *cfg.Milvus
-		mc.Dim = rt.Embedder.Dim()
-		x, err := milvus.Open(ctx, mc)
-		if err != nil {
-			return nil, err
-		}
-		rt.Index = x
-	case cfg.Local != nil:
-		lc := *cfg.Local
-		lc.Dim = rt.Embedder.Dim()
-		x, err := local.Open(lc)
-		if err != nil {
-			return nil, err
-		}
-		rt.Index = x
-	default:
-		rt.Index = memory.NewMemIndex(rt.Embedder.Dim())
+	if cfg.Store == nil {
+		rt.closers = append(rt.closers, rt.Store.Close)
 	}
-	rt.closers = append(rt.closers, rt.Index.Close)
+
+	if rt.gens, err = openGenerations(ctx, cfg, rt.Store, rt.Embedder, log); err != nil {
+		return nil, err
+	}
+	rt.closers = append(rt.closers, rt.gens.close)
+	rt.Index, rt.Embedder = genIndex{g: rt.gens}, embedderView{rt.gens}
+	watchCtx, stop := context.WithCancel(context.Background())
+	rt.stop = stop
+	go rt.gens.watch(watchCtx)
 
 	if cfg.Recall.VectorShare == 0 && strings.HasPrefix(rt.Embedder.Model(), "offline-") {
 		// A lexical embedder repeats BM25's matches without its weighting
@@ -208,7 +205,7 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 	if err != nil {
 		return nil, err
 	}
-	log.Info("hindsight assembled", "embedder", rt.Embedder.Model(), "extractor", fmt.Sprintf("%T", rt.Extractor),
+	log.Info("hindsight assembled", "embedder", rt.Embedder.Model(), "vector_generation", rt.gens.Active().Name, "extractor", fmt.Sprintf("%T", rt.Extractor),
 		"judge", fmt.Sprintf("%T", rt.Judge), "merge_threshold", rt.Merge.Threshold)
 	return rt, nil
 }
@@ -218,13 +215,25 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 func (rt *Runtime) Activities(tc client.Client, taskQueue string) *activities.Activities {
 	return &activities.Activities{
 		Store: rt.Store, Index: rt.Index, Embedder: rt.Embedder, Extractor: rt.Extractor,
-		Judge: rt.Judge, Indexer: rt.Indexer, Keywords: rt.Engine, Summarizer: rt.Summarizer,
+		Judge: rt.Judge, Indexer: rt.Indexer, Keywords: rt.Engine, Summarizer: rt.Summarizer, Generations: rt.gens,
 		Temporal: tc, TaskQueue: taskQueue, Merge: rt.Merge,
 	}
 }
 
+// Generation returns the vector index generation recall reads and, during
+// a switch to a new embedding model, the next one a reindex fills.
+func (rt *Runtime) Generation() (active string, next string) {
+	if n, ok := rt.gens.Next(); ok {
+		next = n.Name
+	}
+	return rt.gens.Active().Name, next
+}
+
 // Close closes every adapter, the last opened first.
 func (rt *Runtime) Close() error {
+	if rt.stop != nil {
+		rt.stop()
+	}
 	var errs []error
 	for i := len(rt.closers) - 1; i >= 0; i-- {
 		errs = append(errs, rt.closers[i]())

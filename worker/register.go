@@ -1,6 +1,10 @@
 package worker
 
 import (
+	"context"
+	"fmt"
+
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
@@ -17,6 +21,7 @@ func Register(w worker.Registry, a *activities.Activities) {
 	w.RegisterWorkflow(workflows.Forget)
 	w.RegisterWorkflow(workflows.Consolidate)
 	w.RegisterWorkflow(workflows.Decay)
+	w.RegisterWorkflow(workflows.Reindex)
 	w.RegisterWorkflowWithOptions(workflows.MemoryLedger, workflow.RegisterOptions{Name: activities.LedgerWorkflowType})
 	w.RegisterActivity(a)
 }
@@ -38,4 +43,24 @@ func NewWorker(c client.Client, taskQueue string, a *activities.Activities, m *m
 // into m, which may be nil.
 func Interceptors(m *metrics.Metrics) []interceptor.WorkerInterceptor {
 	return []interceptor.WorkerInterceptor{&workflowMetrics{m: m}}
+}
+
+// StartReindex starts the Reindex workflow into the runtime's next vector
+// index generation, when its embedder changed; a running reindex into the
+// same generation is joined. It returns the generation, or "" when none
+// is pending.
+func StartReindex(ctx context.Context, c client.Client, taskQueue string, rt *Runtime) (string, error) {
+	_, next := rt.Generation()
+	if next == "" {
+		return "", nil
+	}
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: workflows.ReindexWorkflowID(next), TaskQueue: taskQueue,
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+	}, workflows.Reindex, workflows.ReindexInput{Generation: next})
+	if err != nil {
+		return "", fmt.Errorf("start reindex into %s: %w", next, err)
+	}
+	return next, nil
 }

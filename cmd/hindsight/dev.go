@@ -144,6 +144,11 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 	if err := applySchedules(ctx, st.client, o.stack.taskQueue); err != nil {
 		return nil, fmt.Errorf("schedules: %w", err)
 	}
+	if gen, err := worker.StartReindex(ctx, st.client, o.stack.taskQueue, st.runtime); err != nil {
+		return nil, err
+	} else if gen != "" {
+		log.Info("the embedding model changed: reindexing in the background", "generation", gen)
+	}
 
 	st.service = service.New(service.Config{TaskQueue: o.stack.taskQueue}, st.runtime.Store, st.client, st.runtime.Engine, log)
 	mcp := mcpserver.New(st.service, mcpserver.Options{Version: version, Logger: log})

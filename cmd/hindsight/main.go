@@ -42,6 +42,7 @@ func commands() []command {
 		{"merge", "undo a merge decision (merge undo <decision-id>)", runMerge},
 		{"forget", "forget a memory, session, user or tenant, and everything derived", runForget},
 		{"schedules", "list, apply or trigger the maintenance schedules", runSchedules},
+		{"reindex", "re-embed everything into the current embedder's index and switch to it", runReindex},
 		{"migrate", "apply the ClickHouse schema migrations", runMigrate},
 		{"sql", "run a read-only SQL query over the episodic log", runSQL},
 		{"eval", "measure quality: eval locomo | eval merge", runEval},

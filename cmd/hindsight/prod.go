@@ -83,6 +83,11 @@ which only one process can own. It serves /healthz, /readyz and /metrics on
 	if err := applySchedules(ctx, tc, s.taskQueue); err != nil {
 		return fmt.Errorf("schedules: %w", err)
 	}
+	if gen, err := worker.StartReindex(ctx, tc, s.taskQueue, rt); err != nil {
+		return err
+	} else if gen != "" {
+		log.Info("the embedding model changed: reindexing in the background", "generation", gen)
+	}
 	log.Info("worker started", "temporal", t.addr, "task_queue", s.taskQueue, "health", health.Addr())
 	return w.Run(interruptCh(ctx))
 }

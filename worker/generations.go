@@ -1,0 +1,363 @@
+package worker
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hindsight-memory/hindsight/llm/offline"
+	"github.com/hindsight-memory/hindsight/llm/openai"
+	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/store/local"
+	"github.com/hindsight-memory/hindsight/store/milvus"
+)
+
+// Vector index generations.
+//
+// A generation is one vector index built by one embedding model at one
+// dimension: its collections (Milvus) or directory (the local index) are
+// named after it. The store records which generation recall reads
+// (SettingGeneration), so every process agrees. When the configured
+// embedder differs from that generation's, a process keeps reading the
+// recorded generation with the embedder it was built by, and opens the
+// configured one as the next generation; the Reindex workflow fills the
+// next generation from the store (the system of record), records it, and
+// every process switches over at its next poll. Recall never stops.
+
+// SettingGeneration is the setting that names the generation recall reads.
+const SettingGeneration = "vector.generation"
+
+// GenerationPoll is how often a process checks the recorded generation.
+const GenerationPoll = 5 * time.Second
+
+// Generation is a vector index and the embedder that fills it.
+type Generation struct {
+	Name     string
+	Model    string
+	Index    memory.VectorIndex
+	Embedder memory.Embedder
+}
+
+// generationRecord is the stored form of the generation recall reads.
+type generationRecord struct {
+	Name  string `json:"name"`
+	Model string `json:"model"`
+	Dim   int    `json:"dim"`
+}
+
+var nonName = regexp.MustCompile(`[^a-z0-9]+`)
+
+// GenerationName is the name of the generation an embedding model builds:
+// its model string (which includes the dimension) folded to letters,
+// digits and '_', so it can name a Milvus collection or a directory.
+func GenerationName(model string) string {
+	return strings.Trim(nonName.ReplaceAllString(strings.ToLower(model), "_"), "_")
+}
+
+// embedderFor rebuilds the embedder of a recorded generation from its
+// model string: the offline embedder ("offline-ngram-v1-d384"), or an
+// OpenAI-compatible model ("openai:text-embedding-3-small@1536") on the
+// configured endpoint.
+func embedderFor(model string, oc *openai.Config) (memory.Embedder, error) {
+	if rest, ok := strings.CutPrefix(model, "offline-ngram-v1-d"); ok {
+		dim, err := strconv.Atoi(rest)
+		if err != nil {
+			return nil, fmt.Errorf("generation model %q: bad dimension", model)
+		}
+		e := offline.NewEmbedder(dim)
+		if e.Model() != model {
+			return nil, fmt.Errorf("generation model %q is not this build's offline embedder %q", model, e.Model())
+		}
+		return e, nil
+	}
+	if rest, ok := strings.CutPrefix(model, "openai:"); ok {
+		name, dimText, found := strings.Cut(rest, "@")
+		dim, err := strconv.Atoi(dimText)
+		if !found || err != nil {
+			return nil, fmt.Errorf("generation model %q: want openai:<model>@<dim>", model)
+		}
+		if oc == nil {
+			return nil, fmt.Errorf("generation model %q needs OPENAI_BASE_URL", model)
+		}
+		c := *oc
+		c.EmbeddingModel, c.EmbeddingDim = name, dim
+		return openai.New(c)
+	}
+	return nil, fmt.Errorf("generation model %q is not one this build can embed with", model)
+}
+
+// generations holds the generation recall reads and, during a reindex,
+// the next one. Reads and writes go through the views (Index, Embedder),
+// which a switch repoints at once.
+type generations struct {
+	mu     sync.RWMutex
+	active *Generation
+	next   *Generation
+	store  memory.EpisodicStore
+	log    *slog.Logger
+}
+
+// Active returns the generation recall reads.
+func (g *generations) Active() *Generation {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.active
+}
+
+// Next returns the generation a reindex fills, if one is pending.
+func (g *generations) Next() (*Generation, bool) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.next, g.next != nil
+}
+
+// Activate records the next generation as the one recall reads, and
+// switches this process to it. Other processes follow at their next poll.
+func (g *generations) Activate(ctx context.Context, name string) error {
+	g.mu.RLock()
+	next := g.next
+	g.mu.RUnlock()
+	if next == nil || next.Name != name {
+		if g.Active().Name == name {
+			return nil // already active
+		}
+		return memory.Invalidf("activate generation", "generation %s is not the next generation of this process", name)
+	}
+	rec, _ := json.Marshal(generationRecord{Name: next.Name, Model: next.Model, Dim: next.Embedder.Dim()})
+	if err := g.store.PutSetting(ctx, SettingGeneration, string(rec)); err != nil {
+		return err
+	}
+	g.switchTo(name)
+	return nil
+}
+
+// switchTo makes the next generation active and closes the old one, once
+// no call on it is in flight (the views hold the read lock while calling).
+func (g *generations) switchTo(name string) {
+	g.mu.Lock()
+	if g.next == nil || g.next.Name != name {
+		g.mu.Unlock()
+		return
+	}
+	old := g.active
+	g.active, g.next = g.next, nil
+	g.mu.Unlock()
+	g.log.Info("vector index generation switched", "from", old.Name, "to", name)
+	if err := old.Index.Close(); err != nil {
+		g.log.Warn("closing the old vector index generation", "generation", old.Name, "error", err)
+	}
+}
+
+// watch polls the recorded generation until ctx ends and follows a switch
+// another process made.
+func (g *generations) watch(ctx context.Context) {
+	t := time.NewTicker(GenerationPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, pending := g.Next(); !pending {
+			continue
+		}
+		raw, err := g.store.Setting(ctx, SettingGeneration)
+		if err != nil {
+			continue
+		}
+		var rec generationRecord
+		if json.Unmarshal([]byte(raw), &rec) == nil && rec.Name != "" {
+			g.switchTo(rec.Name)
+		}
+	}
+}
+
+func (g *generations) close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var err error
+	if g.next != nil {
+		err = g.next.Index.Close()
+	}
+	if g.active != nil {
+		if e := g.active.Index.Close(); err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// embedderView is the embedder of the active generation.
+type embedderView struct{ g *generations }
+
+var _ memory.Embedder = embedderView{}
+
+func (v embedderView) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return v.g.Active().Embedder.Embed(ctx, texts)
+}
+
+func (v embedderView) Dim() int      { return v.g.Active().Embedder.Dim() }
+func (v embedderView) Model() string { return v.g.Active().Embedder.Model() }
+
+// openGenerations opens the generation the store records (with the
+// embedder that built it) and, when the configured embedder is another
+// one, the configured generation as the next. On a fresh store the
+// configured generation is recorded and used.
+func openGenerations(ctx context.Context, cfg Config, store memory.EpisodicStore, emb memory.Embedder, log *slog.Logger) (*generations, error) {
+	g := &generations{store: store, log: log}
+	target := &Generation{Name: GenerationName(emb.Model()), Model: emb.Model(), Embedder: emb}
+	raw, err := store.Setting(ctx, SettingGeneration)
+	if err != nil {
+		return nil, fmt.Errorf("read the vector index generation: %w", err)
+	}
+	var rec generationRecord
+	if raw != "" {
+		if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+			return nil, fmt.Errorf("the recorded vector index generation %q is not valid: %w", raw, err)
+		}
+	}
+	if rec.Name == "" || rec.Name == target.Name {
+		if target.Index, err = openIndex(ctx, cfg, target.Name, emb.Dim(), log); err != nil {
+			return nil, err
+		}
+		g.active = target
+		if rec.Name == "" {
+			raw, _ := json.Marshal(generationRecord{Name: target.Name, Model: target.Model, Dim: emb.Dim()})
+			if err := store.PutSetting(ctx, SettingGeneration, string(raw)); err != nil {
+				target.Index.Close()
+				return nil, err
+			}
+		}
+		return g, nil
+	}
+	old, err := embedderFor(rec.Model, cfg.OpenAI)
+	if err != nil {
+		// The old generation cannot serve without its embedder: use the
+		// configured one at once; a reindex fills it.
+		log.Warn("the recorded vector index generation cannot be used; switching to the configured one, which the Reindex workflow fills",
+			"recorded", rec.Name, "configured", target.Name, "error", err)
+		if target.Index, err = openIndex(ctx, cfg, target.Name, emb.Dim(), log); err != nil {
+			return nil, err
+		}
+		raw, _ := json.Marshal(generationRecord{Name: target.Name, Model: target.Model, Dim: emb.Dim()})
+		if err := store.PutSetting(ctx, SettingGeneration, string(raw)); err != nil {
+			target.Index.Close()
+			return nil, err
+		}
+		g.active = target
+		return g, nil
+	}
+	active := &Generation{Name: rec.Name, Model: rec.Model, Embedder: old}
+	if active.Index, err = openIndex(ctx, cfg, active.Name, old.Dim(), log); err != nil {
+		return nil, err
+	}
+	if target.Index, err = openIndex(ctx, cfg, target.Name, emb.Dim(), log); err != nil {
+		active.Index.Close()
+		return nil, err
+	}
+	log.Info("the embedding model changed: recall reads the recorded generation until the Reindex workflow fills the new one",
+		"recorded", active.Name, "next", target.Name)
+	g.active, g.next = active, target
+	return g, nil
+}
+
+// openIndex opens one generation of the configured vector index.
+func openIndex(ctx context.Context, cfg Config, name string, dim int, log *slog.Logger) (memory.VectorIndex, error) {
+	switch {
+	case cfg.Milvus != nil:
+		mc := *cfg.Milvus
+		mc.Dim = dim
+		mc.CollectionPrefix = cmp.Or(mc.CollectionPrefix, "hindsight") + "_" + name
+		return milvus.Open(ctx, mc)
+	case cfg.Local != nil:
+		lc := *cfg.Local
+		lc.Dim = dim
+		lc.Dir = filepath.Join(lc.Dir, name)
+		return local.Open(lc)
+	}
+	return memory.NewMemIndex(dim), nil
+}
+
+// Target implements activities.Generations: the next generation during a
+// switch, else the active one.
+func (g *generations) Target() (string, memory.VectorIndex, memory.Embedder) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	t := g.active
+	if g.next != nil {
+		t = g.next
+	}
+	return t.Name, genIndex{g: g, name: t.Name}, t.Embedder
+}
+
+// genIndex is the index of one generation: the named one while it is open
+// (active or next), or, with no name, whichever is active at each call, so
+// that a switch repoints it at once. Calls hold the read lock, so a switch
+// waits for them before it closes the old index.
+type genIndex struct {
+	g    *generations
+	name string
+}
+
+var _ memory.VectorIndex = genIndex{}
+
+func (v genIndex) with(f func(gen *Generation) error) error {
+	v.g.mu.RLock()
+	defer v.g.mu.RUnlock()
+	if v.name == "" {
+		return f(v.g.active)
+	}
+	for _, gen := range []*Generation{v.g.active, v.g.next} {
+		if gen != nil && gen.Name == v.name {
+			return f(gen)
+		}
+	}
+	return fmt.Errorf("vector index generation %s is closed", v.name)
+}
+
+// Upsert writes to the generation. A vector of another dimension was
+// embedded just before a switch: that is a transient error (the caller's
+// retry embeds again with the new generation's embedder), not invalid
+// input.
+func (v genIndex) Upsert(ctx context.Context, c memory.Collection, docs []memory.VectorDoc) error {
+	return v.with(func(gen *Generation) error {
+		for _, d := range docs {
+			if len(d.Vector) != gen.Embedder.Dim() {
+				return fmt.Errorf("vector index generation %s switched during the write (a vector of dimension %d, the index has %d): retry",
+					gen.Name, len(d.Vector), gen.Embedder.Dim())
+			}
+		}
+		return gen.Index.Upsert(ctx, c, docs)
+	})
+}
+
+func (v genIndex) Search(ctx context.Context, c memory.Collection, vec []float32, f memory.VectorFilter, k int) (hits []memory.VectorHit, err error) {
+	err = v.with(func(gen *Generation) error { hits, err = gen.Index.Search(ctx, c, vec, f, k); return err })
+	return hits, err
+}
+
+func (v genIndex) Get(ctx context.Context, c memory.Collection, tenant string, ids []string) (docs []memory.VectorDoc, err error) {
+	err = v.with(func(gen *Generation) error { docs, err = gen.Index.Get(ctx, c, tenant, ids); return err })
+	return docs, err
+}
+
+func (v genIndex) Delete(ctx context.Context, c memory.Collection, tenant string, ids []string) error {
+	return v.with(func(gen *Generation) error { return gen.Index.Delete(ctx, c, tenant, ids) })
+}
+
+func (v genIndex) List(ctx context.Context, c memory.Collection, f memory.VectorFilter, after string, limit int) (docs []memory.VectorDoc, err error) {
+	err = v.with(func(gen *Generation) error { docs, err = gen.Index.List(ctx, c, f, after, limit); return err })
+	return docs, err
+}
+
+// Close is a no-op: the runtime closes the generations.
+func (v genIndex) Close() error { return nil }
