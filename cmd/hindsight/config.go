@@ -33,7 +33,7 @@ var envHelp = map[string]string{
 	"HINDSIGHT_CACHE":             "cache of downloaded engines ($HOME/.cache/hindsight)",
 	"HINDSIGHT_CHDB_LIB":          "path of libchdb.so (from the cache, see make chdb)",
 	"HINDSIGHT_EMBED_DIM":         "dimension of the offline embedder, or of the embedding model (384)",
-	"HINDSIGHT_MERGE_THRESHOLD":   "vector similarity a memory needs to reach the merge judge (0.40 offline, 0.85 neural)",
+	"HINDSIGHT_MERGE_THRESHOLD":   "vector similarity a memory needs to reach the merge judge (0.15 offline, 0.85 neural)",
 	"HINDSIGHT_URL":               "client commands: the MCP endpoint of a running Hindsight",
 	"HINDSIGHT_TOKEN":             "client commands: bearer token",
 	"TEMPORAL_ADDR":               "Temporal frontend host:port (worker, mcp; dev embeds its own)",
