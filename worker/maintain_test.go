@@ -3,7 +3,6 @@ package worker_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -12,11 +11,9 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 
 	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/consolidate"
-	"github.com/hindsight-memory/hindsight/devserver"
 	"github.com/hindsight-memory/hindsight/internal/histories"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/worker"
@@ -73,20 +70,7 @@ type clusterCall struct {
 // cluster consolidated once, no summary twice, finished work not redone.
 func TestConsolidateSurvivesWorkerCrash(t *testing.T) {
 	ctx := context.Background()
-	port, err := devserver.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := devserver.Start(ctx, devserver.Config{DataDir: t.TempDir(), FrontendPort: port, UIPort: devserver.UIDisabled})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
-	tc, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tc.Close()
+	tc := startTemporal(t)
 	rt, err := worker.Build(ctx, worker.Config{MemoryStore: true})
 	if err != nil {
 		t.Fatal(err)

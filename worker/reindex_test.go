@@ -3,17 +3,12 @@ package worker_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
-
-	"github.com/hindsight-memory/hindsight/devserver"
 	"github.com/hindsight-memory/hindsight/internal/histories"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/store/local"
@@ -35,20 +30,7 @@ func memoryFor(tenant string, i int, content string, at time.Time) memory.Memory
 // catches up with a memory written meanwhile; recall never fails.
 func TestReindexSwitchesWithoutDowntime(t *testing.T) {
 	ctx := context.Background()
-	port, err := devserver.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := devserver.Start(ctx, devserver.Config{DataDir: t.TempDir(), FrontendPort: port, UIPort: devserver.UIDisabled})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
-	tc, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tc.Close()
+	tc := startTemporal(t)
 
 	store := memory.NewMemStore()
 	vectors := t.TempDir()

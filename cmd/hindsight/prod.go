@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
 	"go.temporal.io/sdk/client"
@@ -58,22 +59,12 @@ which only one process can own. It serves /healthz, /readyz and /metrics on
 	if err != nil {
 		return err
 	}
-	tc, err := t.dial(&s)
+	c, err := connectServices(ctx, &s, &t, log)
 	if err != nil {
 		return err
 	}
-	defer tc.Close()
-	m := metrics.New()
-	wc, err := s.workerConfig(log)
-	if err != nil {
-		return err
-	}
-	wc.Metrics = m
-	rt, err := worker.Build(ctx, wc)
-	if err != nil {
-		return err
-	}
-	defer rt.Close()
+	defer c.Close()
+	tc, rt, m := c.temporal, c.runtime, c.metrics
 	health, err := listenHTTP(*healthAddr, "the health endpoint", "--health-addr", opsMux(readiness{temporal: tc, store: rt.Store}, m), log)
 	if err != nil {
 		return err
@@ -151,22 +142,12 @@ dev server's memory.`, append(stackEnvs, "HINDSIGHT_URL", "HINDSIGHT_TOKEN")...)
 			return err
 		}
 	}
-	tc, err := t.dial(&s)
+	c, err := connectServices(ctx, &s, &t, log)
 	if err != nil {
 		return err
 	}
-	defer tc.Close()
-	m := metrics.New()
-	wc, err := s.workerConfig(log)
-	if err != nil {
-		return err
-	}
-	wc.Metrics = m
-	rt, err := worker.Build(ctx, wc)
-	if err != nil {
-		return err
-	}
-	defer rt.Close()
+	defer c.Close()
+	tc, rt, m := c.temporal, c.runtime, c.metrics
 	svc := service.New(service.Config{TaskQueue: s.taskQueue}, rt.Store, tc, rt.Engine, log)
 	srv := mcpserver.New(svc, mcpserver.Options{Version: version, Logger: log})
 	if *transport == "stdio" {
@@ -179,4 +160,41 @@ dev server's memory.`, append(stackEnvs, "HINDSIGHT_URL", "HINDSIGHT_TOKEN")...)
 	log.Info("MCP server listening", "url", "http://"+h.Addr()+"/mcp")
 	<-ctx.Done()
 	return h.Close()
+}
+
+// services are what worker and mcp run on: a Temporal client, the runtime
+// with every adapter, and the metrics they report to.
+type services struct {
+	temporal client.Client
+	runtime  *worker.Runtime
+	metrics  *metrics.Metrics
+}
+
+// connectServices dials Temporal and builds the runtime from the
+// environment.
+func connectServices(ctx context.Context, s *stackFlags, t *temporalFlags, log *slog.Logger) (*services, error) {
+	tc, err := t.dial(s)
+	if err != nil {
+		return nil, err
+	}
+	m := metrics.New()
+	wc, err := s.workerConfig(log)
+	if err != nil {
+		tc.Close()
+		return nil, err
+	}
+	wc.Metrics = m
+	rt, err := worker.Build(ctx, wc)
+	if err != nil {
+		tc.Close()
+		return nil, err
+	}
+	return &services{temporal: tc, runtime: rt, metrics: m}, nil
+}
+
+// Close closes the runtime, then the Temporal client.
+func (c *services) Close() error {
+	err := c.runtime.Close()
+	c.temporal.Close()
+	return err
 }
