@@ -14,6 +14,12 @@ BIN         := bin/hindsight
 
 export HINDSIGHT_CACHE := $(CACHE)
 export CGO_ENABLED     ?= 0
+# The LoCoMo development data, when it sits next to the repository: the
+# recall regression test and `make bench` use it.
+LOCOMO ?= $(wildcard ../shared/bench/locomo/locomo-dev.json)
+ifneq ($(LOCOMO),)
+export HINDSIGHT_LOCOMO := $(abspath $(LOCOMO))
+endif
 
 .PHONY: dev test bench build deps chdb tools vet check clean
 
@@ -25,9 +31,13 @@ dev: build chdb
 test: deps chdb tools vet
 	$(GO) test -count=1 -timeout 20m ./...
 
-## bench: benchmarks for the stores and recall (slow; see README for the numbers)
+## bench: benchmarks (about 25 minutes; the numbers are in the README)
 bench: deps chdb
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 120m ./store/... ./recall/...
+	$(GO) test -run '^$$' -bench BenchmarkLocal -benchtime 1x -timeout 60m ./store/local/
+	$(GO) test -run '^$$' -bench . -benchtime 300x -timeout 30m ./store/clickhouse/
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m ./recall/
+	$(GO) test -run '^$$' -bench . -timeout 10m ./llm/offline/ ./merge/ ./consolidate/
+	$(if $(LOCOMO),$(GO) run ./cmd/hindsight eval locomo --data $(LOCOMO) --baseline,@echo "LoCoMo data not found next to the repository: skipping hindsight eval locomo")
 
 ## build: the hindsight binary in ./bin
 build: deps
