@@ -300,3 +300,68 @@ func TestMetricsCountWork(t *testing.T) {
 		}
 	}
 }
+
+// TestTenantsFromTokens runs the MCP server with a token file: a request
+// without a valid token is refused, and each tenant sees only its own
+// memories, whatever the tool arguments say.
+func TestTenantsFromTokens(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte("# tenant token\nacme 0123456789abcdef-acme\nglobex 0123456789abcdef-globex\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port, err := devserver.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := startDev(context.Background(), devOptions{
+		stack: stackFlags{dataDir: filepath.Join(dir, "data"), tenant: memory.DefaultTenant, taskQueue: "hindsight-e2e",
+			mcpAddr: "127.0.0.1:0", tokensFile: tokens, logLevel: "warn"},
+		temporalPort: port, uiPort: devserver.UIDisabled,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+
+	resp, err := http.Post(st.mcpURL(), "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a request without a token got %d, want 401", resp.StatusCode)
+	}
+	as := func(token string) *mcp.ClientSession {
+		c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "test"}, nil)
+		s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: st.mcpURL(), HTTPClient: mcpserver.BearerClient(token), DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			t.Fatalf("connect with a token: %v", err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	if _, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "test"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: st.mcpURL(), HTTPClient: mcpserver.BearerClient("not-a-valid-token-at-all"), DisableStandaloneSSE: true, MaxRetries: -1}, nil); err == nil {
+		t.Fatal("a wrong token connected")
+	}
+	acme, globex := as("0123456789abcdef-acme"), as("0123456789abcdef-globex")
+	stored := call[mcpserver.DecisionOutput](t, acme, mcpserver.ToolStore, map[string]any{
+		"content": "Acme's invoices are due on the 5th of each month.", "kind": "fact", "tenant": "globex", // a tenant argument is ignored
+	})
+	rec := call[mcpserver.RecallOutput](t, acme, mcpserver.ToolRecall, map[string]any{"query": "when are invoices due"})
+	if findResult(rec, stored.MemoryID) == nil {
+		t.Fatalf("acme cannot recall its own memory: %+v", rec.Results)
+	}
+	rec = call[mcpserver.RecallOutput](t, globex, mcpserver.ToolRecall, map[string]any{"query": "when are invoices due", "include_cold": true, "include_superseded": true})
+	if len(rec.Results) != 0 {
+		t.Fatalf("globex recalls acme's memories: %+v", rec.Results)
+	}
+	res, err := globex.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpserver.ToolHistory, Arguments: map[string]any{"memory_id": stored.MemoryID}})
+	if err != nil || !res.IsError {
+		t.Fatalf("globex read the history of acme's memory: %v %+v", err, res)
+	}
+	if m, err := st.runtime.Store.Memory(context.Background(), "acme", stored.MemoryID); err != nil || m.Tenant != "acme" {
+		t.Fatalf("the memory is not acme's: %+v %v", m, err)
+	}
+}
