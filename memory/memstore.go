@@ -170,7 +170,7 @@ func (s *MemStore) PutMemories(ctx context.Context, ms []Memory) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, m := range ms {
-		m = cloneMemory(m)
+		m = m.Clone()
 		m.RecallCount, m.LastRecalledAt = 0, time.Time{} // usage lives apart
 		t := inner(s.versions, m.Tenant)
 		vs := t[m.ID]
@@ -186,7 +186,7 @@ func (s *MemStore) PutMemories(ctx context.Context, ms []Memory) error {
 }
 
 func (s *MemStore) withUsage(m Memory) Memory {
-	m = cloneMemory(m)
+	m = m.Clone()
 	for _, u := range s.usage[m.Tenant][m.ID] {
 		if u.Kind != UsageRecalled {
 			continue
@@ -252,7 +252,7 @@ func (s *MemStore) History(ctx context.Context, tenant, id string) ([]Memory, er
 	}
 	out := make([]Memory, len(vs))
 	for i, m := range vs {
-		out[i] = cloneMemory(m)
+		out[i] = m.Clone()
 	}
 	return out, nil
 }
@@ -427,7 +427,8 @@ func cloneEpisode(ep Episode) Episode {
 	return ep
 }
 
-func cloneMemory(m Memory) Memory {
+// Clone returns a copy of m that shares no slice with it.
+func (m Memory) Clone() Memory {
 	m.Entities = slices.Clone(m.Entities)
 	m.Sources = slices.Clone(m.Sources)
 	m.Evidence = slices.Clone(m.Evidence)

@@ -267,7 +267,7 @@ func PlanUndo(op Op, d memory.Decision, current map[string]memory.Memory, force 
 		}
 		var n memory.Memory
 		if b, ok := before[a.ID]; ok {
-			n = cloneMemory(b)
+			n = b.Clone()
 			n.Version = cur.Version + 1
 			n.UpdatedAt = op.Now
 			n.DecisionID = op.DecisionID

@@ -238,7 +238,7 @@ func planMerge(op string, action memory.DecisionAction, in MergeInput) (memory.D
 // nextVersion returns the next version of m for op: same memory, version
 // +1, stamped with the decision.
 func nextVersion(m memory.Memory, op Op, reason string) memory.Memory {
-	m = cloneMemory(m)
+	m = m.Clone()
 	m.Version++
 	m.UpdatedAt = op.Now
 	m.DecisionID = op.DecisionID
@@ -343,17 +343,6 @@ func appendEntities(list []string, items ...string) []string {
 		list = append(list, strings.TrimSpace(e))
 	}
 	return list
-}
-
-// cloneMemory copies m so that a planned version shares no slice with the
-// version it came from.
-func cloneMemory(m memory.Memory) memory.Memory {
-	m.Entities = slices.Clone(m.Entities)
-	m.Sources = slices.Clone(m.Sources)
-	m.Evidence = slices.Clone(m.Evidence)
-	m.Supersedes = slices.Clone(m.Supersedes)
-	m.Flags = slices.Clone(m.Flags)
-	return m
 }
 
 // VerifyCurrent is the optimistic check that serialises concurrent changes

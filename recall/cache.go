@@ -243,7 +243,7 @@ func (c *tenantCache) drop(ids []string) {
 }
 
 func (c *tenantCache) add(m memory.Memory) {
-	m = cloneMemory(m)
+	m = m.Clone()
 	doc := memory.VectorDocOf(m, nil)
 	doc.Entities = normalizeEntities(m.Entities)
 	e := &entry{mem: m, doc: doc}
@@ -395,15 +395,4 @@ func normalizeEntities(es []string) []string {
 		}
 	}
 	return out
-}
-
-// cloneMemory copies m's slices, so the cache never shares them with a
-// caller.
-func cloneMemory(m memory.Memory) memory.Memory {
-	m.Entities = slices.Clone(m.Entities)
-	m.Sources = slices.Clone(m.Sources)
-	m.Evidence = slices.Clone(m.Evidence)
-	m.Supersedes = slices.Clone(m.Supersedes)
-	m.Flags = slices.Clone(m.Flags)
-	return m
 }

@@ -361,7 +361,7 @@ func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, f memory.Ve
 	cands = cands[:min(len(cands), q.TopK)]
 	results := make([]memory.Result, len(cands))
 	for i, sc := range cands {
-		results[i] = memory.Result{Memory: cloneMemory(sc.en.mem), Score: sc.b.Final, Breakdown: sc.b}
+		results[i] = memory.Result{Memory: sc.en.mem.Clone(), Score: sc.b.Final, Breakdown: sc.b}
 	}
 	// Text that reads like an instruction to the agent is flagged even when
 	// no writer flagged it, so callers and the text block can warn.

@@ -33,7 +33,7 @@ func (e *Engine) Similar(ctx context.Context, text string, f memory.VectorFilter
 	out := make([]memory.Memory, 0, len(hits))
 	for _, h := range hits {
 		if en := c.entries[h.id]; en != nil {
-			out = append(out, cloneMemory(en.mem))
+			out = append(out, en.mem.Clone())
 		}
 	}
 	return out, nil
