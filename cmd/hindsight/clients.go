@@ -155,10 +155,11 @@ get, then the results; --json prints everything.`, clientEnvs...)
 	if *asJSON {
 		return printJSON(out, res)
 	}
-	fmt.Fprintln(out, res.Context)
 	if len(res.Results) == 0 {
+		fmt.Fprintln(out, "no memories found")
 		return nil
 	}
+	fmt.Fprintln(out, res.Context)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nMEMORY\tKIND\tSCORE\tCONF\tEPISODES")
 	for _, r := range res.Results {

@@ -95,32 +95,35 @@ func runSchedules(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "triggered %s; follow it in the Temporal UI\n", fs.Arg(0))
 		return nil
 	}
+	cfg, err := scheduleConfig()
+	if err != nil {
+		return err
+	}
+	ss, err := worker.Schedules(cfg)
+	if err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCHEDULE\tWHEN\tNEXT RUN\tRECENT RUNS\tNOTE")
-	for _, id := range []string{worker.ScheduleConsolidate, worker.ScheduleDecay} {
-		d, err := tc.ScheduleClient().GetHandle(ctx, id).Describe(ctx)
+	for _, sc := range ss {
+		d, err := tc.ScheduleClient().GetHandle(ctx, sc.ID).Describe(ctx)
 		if err != nil {
-			fmt.Fprintf(tw, "%s\t(not created: run hindsight schedules apply)\t\t\t\n", id)
+			fmt.Fprintf(tw, "%s\t(not created: run hindsight schedules apply)\t\t\t\n", sc.ID)
 			continue
 		}
-		when := ""
-		if sp := d.Schedule.Spec; sp != nil {
-			for _, c := range sp.CronExpressions {
-				when += c
-			}
-			for _, iv := range sp.Intervals {
-				when += "every " + iv.Every.String()
-			}
+		when := sc.Cron
+		if when == "" {
+			when = "every " + sc.Every.String()
 		}
 		next := ""
 		if len(d.Info.NextActionTimes) > 0 {
 			next = d.Info.NextActionTimes[0].UTC().Format(time.DateTime)
 		}
-		note := ""
-		if d.Schedule.State != nil {
-			note = d.Schedule.State.Note
+		paused := ""
+		if d.Schedule.State != nil && d.Schedule.State.Paused {
+			paused = " (paused)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", id, when, next, len(d.Info.RecentActions), clip(note, 60))
+		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%d\t%s\n", sc.ID, when, paused, next, len(d.Info.RecentActions), clip(sc.Description, 60))
 	}
 	return tw.Flush()
 }
