@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hindsight-memory/hindsight/lang/callargs"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -389,27 +390,19 @@ func codeOf(a action) string {
 
 // diffParams compares the settings of an attempt and its fix: settings
 // the fix changed (with the attempt's old values) and settings it added.
-func diffParams(attempt, fixed string) (changed, old, added []param) {
+func diffParams(attempt, fixed string) (changed, old, added []callargs.Param) {
 	before := params(attempt)
 	for _, p := range params(fixed) {
-		i := slices.IndexFunc(before, func(q param) bool { return q.key == p.key })
+		i := slices.IndexFunc(before, func(q callargs.Param) bool { return q.Key == p.Key })
 		switch {
 		case i < 0:
 			added = append(added, p)
-		case before[i].value != p.value:
+		case before[i].Value != p.Value:
 			changed = append(changed, p)
 			old = append(old, before[i])
 		}
 	}
 	return changed, old, added
-}
-
-func joinParams(ps []param, sep string) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = p.String()
-	}
-	return strings.Join(s, sep)
 }
 
 // failedWith phrases how something failed: "failed with UnicodeDecodeError"
@@ -449,20 +442,20 @@ func renderFixLesson(zh bool, attempt action, f fix, cause string) string {
 	changed, old, added := diffParams(attempt.text, f.step.text)
 	switch {
 	case len(changed) > 0:
-		use, was := joinParams(append(changed, added...), " "), joinParams(old, " ")
+		use, was := callargs.Join(append(changed, added...), " "), callargs.Join(old, " ")
 		if zh {
 			return zhSpace(fmt.Sprintf("%s时使用 %s；%s %s。", subjZH, use, was, why))
 		}
 		return fmt.Sprintf("When %s, use %s; %s %s.", subjEN, use, was, why)
 	case len(added) > 0:
 		verbEN, verbZH := "set", "设置"
-		if added[0].flag {
+		if added[0].Flag {
 			verbEN, verbZH = "add", "加上"
 		}
 		if zh {
-			return zhSpace(fmt.Sprintf("%s时%s %s；不这样做%s。", subjZH, verbZH, joinParams(added, " "), why))
+			return zhSpace(fmt.Sprintf("%s时%s %s；不这样做%s。", subjZH, verbZH, callargs.Join(added, " "), why))
 		}
-		return fmt.Sprintf("When %s, %s %s; without it, it %s.", subjEN, verbEN, joinParams(added, " "), why)
+		return fmt.Sprintf("When %s, %s %s; without it, it %s.", subjEN, verbEN, callargs.Join(added, " "), why)
 	}
 	if zh {
 		return zhSpace(fmt.Sprintf("%s时改用 `%s`；`%s` %s。", subjZH, codeOf(f.step), codeOf(attempt), why))
@@ -487,13 +480,13 @@ func renderAvoidLesson(zh bool, attempt action, cause string) string {
 		if command {
 			verb = "执行"
 		}
-		return zhSpace(fmt.Sprintf("%s `%s` 时不要用 %s；%s。", verb, name, joinParams(ps, " "), why))
+		return zhSpace(fmt.Sprintf("%s `%s` 时不要用 %s；%s。", verb, name, callargs.Join(ps, " "), why))
 	}
 	verb := "calling"
 	if command {
 		verb = "running"
 	}
-	return fmt.Sprintf("When %s `%s`, do not use %s; it %s.", verb, name, joinParams(ps, " "), why)
+	return fmt.Sprintf("When %s `%s`, do not use %s; it %s.", verb, name, callargs.Join(ps, " "), why)
 }
 
 func counterExample(zh bool, attempt action, cause string) string {

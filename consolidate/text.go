@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/hindsight-memory/hindsight/lang/callargs"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -82,105 +83,17 @@ func jaccard(a, b []string) float64 {
 	return float64(inter) / float64(len(a)+len(b)-inter)
 }
 
-// assignRE finds keyword arguments and assignments in code
-// (encoding='gbk', if_exists="append", VAR=value).
-var assignRE = regexp.MustCompile(`([A-Za-z_][\w.]*(?:\[['"][^'"\]]+['"]\])?)\s*=\s*('[^']*'|"[^"]*"|\[[^\]]*\]|[\w.+\-:/]+)`)
-
-// valueLikeRE recognises the value of a long flag: a number, a duration
-// or a size (--timeout 10m, --retries 3).
-var valueLikeRE = regexp.MustCompile(`^[\d.]+[a-zA-Z]{0,3}$|^\d`)
-
-// param is one setting of a call.
-type param struct {
-	key, value string
-	flag       bool
-	eq         bool // a flag written --key=value
-}
-
-func (p param) String() string {
-	switch {
-	case p.flag && p.value == "":
-		return p.key
-	case p.flag && !p.eq:
-		return p.key + " " + p.value
-	default:
-		return p.key + "=" + p.value
-	}
-}
-
-// params lists the settings of a call, the last value winning for a
-// repeated key: command-line flags (-n staging,
-// --timeout 10m, --timeout=10m, --dry-run) and keyword arguments or
-// assignments in code. A short flag takes the next word as its value; a
-// long flag only when the word looks like a value (a number or duration,
-// or a word with '=', '/' or ':'), so that "--install billing-api" is a
-// flag and a name, as in the offline extractor. A bare word after '='
-// that is followed by '(' is a call's result (df = pd.read_csv(…)), and
-// an assignment inside a string literal is data (a URL's ?date=…); neither
-// is a setting. Flags come first, then assignments, each in order of
-// appearance.
-func params(s string) []param {
-	var out []param
-	add := func(p param) {
-		if i := slices.IndexFunc(out, func(q param) bool { return q.key == p.key }); i >= 0 {
-			out[i] = p
-			return
-		}
-		out = append(out, p)
-	}
-	fields := strings.Fields(s)
-	for i := 0; i < len(fields); i++ {
-		t := fields[i]
-		name := strings.TrimLeft(t, "-")
-		if !strings.HasPrefix(t, "-") || len(t)-len(name) > 2 || name == "" || !unicode.IsLetter(rune(name[0])) {
-			continue
-		}
-		if k, v, ok := strings.Cut(t, "="); ok {
-			add(param{key: k, value: v, flag: true, eq: true})
-			continue
-		}
-		if i+1 < len(fields) && !strings.HasPrefix(fields[i+1], "-") && !strings.ContainsAny(fields[i+1], "|;&<>") {
-			next := fields[i+1]
-			if !strings.HasPrefix(t, "--") || valueLikeRE.MatchString(next) || strings.ContainsAny(next, "=/:") {
-				add(param{key: t, value: next, flag: true})
-				i++
-				continue
-			}
-		}
-		add(param{key: t, flag: true})
-	}
-	quoted := quotedMask(s)
-	for _, m := range assignRE.FindAllStringSubmatchIndex(s, -1) {
-		if m[2] > 0 && s[m[2]-1] == '-' {
-			continue // --key=value, a flag read above
-		}
-		if quoted[m[2]] {
-			continue // inside a string literal (a URL's query): data, not a setting
-		}
-		if m[1] < len(s) && s[m[1]] == '(' {
-			continue
-		}
-		add(param{key: s[m[2]:m[3]], value: s[m[4]:m[5]]})
+// params lists the settings of a call (see package callargs): its
+// command-line flags (-n staging, --timeout 10m, --dry-run), then its
+// keyword arguments and assignments, the last value winning for a
+// repeated key. Steps and attempts are free text that may hold either, so
+// both are read.
+func params(s string) []callargs.Param {
+	out := callargs.Flags(strings.Fields(s))
+	for _, p := range callargs.Assignments(s) {
+		out = callargs.Add(out, p)
 	}
 	return out
-}
-
-// quotedMask marks the bytes of s inside a '…' or "…" literal.
-func quotedMask(s string) []bool {
-	mask := make([]bool, len(s))
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote != 0:
-			mask[i] = true
-		case c == '\'' || c == '"':
-			quote = c
-		}
-	}
-	return mask
 }
 
 // paramKey is the set of a call's settings as one comparable string.

@@ -7,45 +7,16 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hindsight-memory/hindsight/lang/callargs"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
-// param is one setting of a call: a keyword argument or assignment in code
-// (encoding='gbk'), a command-line flag (--timeout 10m) or a JSON argument.
-type param struct {
-	key, value string
-	flag       bool
-	eq         bool // a flag written --key=value
-}
-
-func (p param) String() string {
-	switch {
-	case p.flag && p.value == "":
-		return p.key
-	case p.flag && !p.eq:
-		return p.key + " " + p.value
-	default:
-		return p.key + "=" + p.value
-	}
-}
-
-// assignRE finds keyword arguments and assignments in code. The value is a
-// quoted string, a list, a dict or a bare word; callers drop bare words
-// followed by "(" (a call's result, not a setting).
-var assignRE = regexp.MustCompile(`([A-Za-z_][\w.]*(?:\[['"][^'"\]\n]+['"]\])?)\s*=\s*('[^'\n]*'|"[^"\n]*"|\[[^\]\n]*\]|\{[^}\n]*\}|[\w.+\-:/]+)`)
-
-// params extracts a call's settings, in order of appearance, last value
-// winning for a repeated key.
-func params(a *action) []param {
-	var out []param
-	add := func(p param) {
-		if i := slices.IndexFunc(out, func(q param) bool { return q.key == p.key }); i >= 0 {
-			out[i] = p
-			return
-		}
-		out = append(out, p)
-	}
-	// JSON arguments other than the primary one.
+// params extracts a call's settings (see package callargs), in order of
+// appearance, the last value winning for a repeated key: its JSON
+// arguments other than the primary one, then the keyword arguments and
+// assignments of code or the flags of a command.
+func params(a *action) []callargs.Param {
+	var out []callargs.Param
 	var obj map[string]any
 	if json.Unmarshal([]byte(a.args), &obj) == nil {
 		keys := make([]string, 0, len(obj))
@@ -59,54 +30,21 @@ func params(a *action) []param {
 			}
 			switch v := obj[k].(type) {
 			case string, float64, bool:
-				add(param{key: k, value: fmt.Sprint(v)})
+				out = callargs.Add(out, callargs.Param{Key: k, Value: fmt.Sprint(v)})
 			}
 		}
 	}
+	var found []callargs.Param
 	switch a.kind {
 	case primaryCode:
-		src := a.primary
-		for _, m := range assignRE.FindAllStringSubmatchIndex(src, -1) {
-			// The pattern cannot match "==" (a value never starts with
-			// "="), but a bare word followed by "(" is a call's result.
-			key, val := src[m[2]:m[3]], src[m[4]:m[5]]
-			if m[1] < len(src) && src[m[1]] == '(' {
-				continue
-			}
-			add(param{key: key, value: val})
-		}
+		found = callargs.Assignments(a.primary)
 	case primaryCommand:
-		toks := shellFields(a.primary)
-		for i := 0; i < len(toks); i++ {
-			t := toks[i]
-			if !strings.HasPrefix(t, "-") || t == "-" || t == "--" {
-				continue
-			}
-			if k, v, ok := strings.Cut(t, "="); ok {
-				add(param{key: k, value: v, flag: true, eq: true})
-				continue
-			}
-			if i+1 < len(toks) && !strings.HasPrefix(toks[i+1], "-") && takesValue(t, toks[i+1]) {
-				add(param{key: t, value: toks[i+1], flag: true})
-				i++
-				continue
-			}
-			add(param{key: t, flag: true})
-		}
+		found = callargs.Flags(shellFields(a.primary))
+	}
+	for _, p := range found {
+		out = callargs.Add(out, p)
 	}
 	return out
-}
-
-var valueLikeRE = regexp.MustCompile(`^[\d.]+[a-zA-Z]{0,3}$|^\d`)
-
-// takesValue guesses whether flag consumes next: short flags do (-n
-// staging), long flags only when next looks like a value (--timeout 10m)
-// rather than a positional name (--install billing-api).
-func takesValue(flag, next string) bool {
-	if !strings.HasPrefix(flag, "--") {
-		return true
-	}
-	return valueLikeRE.MatchString(next) || strings.ContainsAny(next, "=/:")
 }
 
 // shellFields splits a command line at spaces outside quotes.
@@ -379,17 +317,17 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 
 	// What changed between the failed calls and the fix?
 	fixParams := params(fix)
-	var changed, added []param
+	var changed, added []callargs.Param
 	var oldVals []string
 	for _, p := range fixParams {
 		isNew := true
 		for _, f := range fails {
 			for _, q := range params(f) {
-				if q.key != p.key {
+				if q.Key != p.Key {
 					continue
 				}
 				isNew = false
-				if q.value != p.value {
+				if q.Value != p.Value {
 					if !slices.Contains(changed, p) {
 						changed = append(changed, p)
 					}
@@ -453,23 +391,23 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 		}
 	case len(changed) > 0:
 		if zh {
-			l.content = fmt.Sprintf("%s时使用 %s；%s 会报 %s。", subjZH, joinParams(use, "、"), strings.Join(oldVals, "、"), short)
+			l.content = fmt.Sprintf("%s时使用 %s；%s 会报 %s。", subjZH, callargs.Join(use, "、"), strings.Join(oldVals, "、"), short)
 			l.counter = fmt.Sprintf("用 %s %s失败：%s", strings.Join(oldVals, " 或 "), subjZH, cause)
 		} else {
-			l.content = fmt.Sprintf("When %s, use %s; %s failed with %s.", subjEN, joinParams(use, " "), joinAnd(oldVals), short)
+			l.content = fmt.Sprintf("When %s, use %s; %s failed with %s.", subjEN, callargs.Join(use, " "), joinAnd(oldVals), short)
 			l.counter = fmt.Sprintf("%s with %s failed: %s", capitalize(subjEN), strings.Join(oldVals, " or "), cause)
 		}
 	case len(added) > 0:
 		if zh {
-			l.content = fmt.Sprintf("%s时加上 %s；不加时%s。", subjZH, joinParams(use, "、"), failedWith(first, short, true))
-			l.counter = fmt.Sprintf("不加 %s 时%s失败：%s", joinParams(use, "、"), subjZH, cause)
+			l.content = fmt.Sprintf("%s时加上 %s；不加时%s。", subjZH, callargs.Join(use, "、"), failedWith(first, short, true))
+			l.counter = fmt.Sprintf("不加 %s 时%s失败：%s", callargs.Join(use, "、"), subjZH, cause)
 		} else {
 			pron := "it"
 			if len(use) > 1 {
 				pron = "them"
 			}
-			l.content = fmt.Sprintf("When %s, use %s; without %s it %s.", subjEN, joinParams(use, " "), pron, failedWith(first, short, false))
-			l.counter = fmt.Sprintf("%s without %s failed: %s", capitalize(subjEN), joinParams(use, " "), cause)
+			l.content = fmt.Sprintf("When %s, use %s; without %s it %s.", subjEN, callargs.Join(use, " "), pron, failedWith(first, short, false))
+			l.counter = fmt.Sprintf("%s without %s failed: %s", capitalize(subjEN), callargs.Join(use, " "), cause)
 		}
 	default:
 		// No settings changed: compare the identifiers the calls use.
@@ -569,14 +507,6 @@ func spacedEN(s string) string {
 		return ""
 	}
 	return " " + s
-}
-
-func joinParams(ps []param, sep string) string {
-	var s []string
-	for _, p := range ps {
-		s = append(s, p.String())
-	}
-	return strings.Join(s, sep)
 }
 
 func joinAnd(s []string) string {
