@@ -5,51 +5,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/internal/llmtest"
 	"github.com/hindsight-memory/hindsight/llm"
 	"github.com/hindsight-memory/hindsight/llm/openai"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
-// scriptedLLM answers chat requests from a script and records them.
-type scriptedLLM struct {
-	mu      sync.Mutex
-	answers []scripted
-	calls   []memory.ChatRequest
+// summaryLLM is a scripted model; every answer costs 900+120 tokens.
+func summaryLLM() *llmtest.LLM {
+	return llmtest.NewLLM("summarizer-1", memory.TokenUsage{PromptTokens: 900, CompletionTokens: 120})
 }
 
-type scripted struct {
-	content string
-	err     error
-}
-
-func (s *scriptedLLM) Chat(ctx context.Context, r memory.ChatRequest) (memory.ChatResponse, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls = append(s.calls, r)
-	if len(s.answers) == 0 {
-		return memory.ChatResponse{}, errors.New("script exhausted")
-	}
-	a := s.answers[0]
-	s.answers = s.answers[1:]
-	return memory.ChatResponse{Content: a.content, Model: "summarizer-1", Usage: memory.TokenUsage{PromptTokens: 900, CompletionTokens: 120}}, a.err
-}
-
-func newScripted(t *testing.T, answers ...string) (*LLMSummarizer, *scriptedLLM) {
+func newScripted(t *testing.T, answers ...string) (*LLMSummarizer, *llmtest.LLM) {
 	t.Helper()
-	fake := &scriptedLLM{}
-	for _, a := range answers {
-		fake.answers = append(fake.answers, scripted{content: a})
-	}
+	fake := summaryLLM().Answer(answers...)
 	s, err := NewLLMSummarizer(fake)
 	if err != nil {
 		t.Fatal(err)
@@ -102,10 +77,10 @@ func TestLLMSummarizerAsksWithStrictSchemaAndChecksTheAnswer(t *testing.T) {
 		t.Errorf("summary: model %q fallback %q usage %+v", got.Model, got.Fallback, got.Usage)
 	}
 
-	if len(fake.calls) != 1 {
-		t.Fatalf("%d calls", len(fake.calls))
+	if len(fake.Calls()) != 1 {
+		t.Fatalf("%d calls", len(fake.Calls()))
 	}
-	r := fake.calls[0]
+	r := fake.Calls()[0]
 	if r.Stage != memory.StageSummarize || r.SchemaName != SummarySchemaName || r.Temperature != 0 || r.MaxTokens != DefaultSummaryMaxTokens {
 		t.Errorf("request: stage %q schema %q temperature %v max tokens %d", r.Stage, r.SchemaName, r.Temperature, r.MaxTokens)
 	}
@@ -154,7 +129,7 @@ func TestLLMSummarizerFallsBackPerField(t *testing.T) {
 	if got.Fallback != "offline task, steps, failures, outcome: the model left them empty or invalid" {
 		t.Errorf("fallback %q", got.Fallback)
 	}
-	if doc := promptDocOf(t, fake.calls[0]); doc.Language != "zh" {
+	if doc := promptDocOf(t, fake.Calls()[0]); doc.Language != "zh" {
 		t.Errorf("Chinese members, language %q", doc.Language)
 	}
 }
@@ -178,7 +153,7 @@ func TestLLMSummarizerRetriesInvalidAnswers(t *testing.T) {
 		if got.Usage != (memory.TokenUsage{PromptTokens: 1800, CompletionTokens: 240}) {
 			t.Errorf("usage of both calls: %+v", got.Usage)
 		}
-		if len(fake.calls) != 2 || !strings.Contains(fake.calls[1].User, "rejected: it is not the JSON object asked for") {
+		if len(fake.Calls()) != 2 || !strings.Contains(fake.Calls()[1].User, "rejected: it is not the JSON object asked for") {
 			t.Errorf("the retry does not say what was wrong")
 		}
 	})
@@ -197,7 +172,7 @@ func TestLLMSummarizerRetriesInvalidAnswers(t *testing.T) {
 func TestLLMSummarizerErrors(t *testing.T) {
 	t.Run("model errors are returned, codes kept", func(t *testing.T) {
 		for _, cause := range []error{errors.New("connection reset"), memory.Invalidf("openai: chat", "bad credentials")} {
-			fake := &scriptedLLM{answers: []scripted{{err: cause}}}
+			fake := summaryLLM().Fail(cause)
 			s, _ := NewLLMSummarizer(fake)
 			_, err := s.Summarize(context.Background(), "acme", englishCluster(), summaryNow)
 			if !errors.Is(err, cause) || memory.IsInvalid(err) != memory.IsInvalid(cause) {
@@ -208,12 +183,12 @@ func TestLLMSummarizerErrors(t *testing.T) {
 	t.Run("invalid members make no call", func(t *testing.T) {
 		s, fake := newScripted(t)
 		_, err := s.Summarize(context.Background(), "acme", nil, summaryNow)
-		if !memory.IsInvalid(err) || len(fake.calls) != 0 {
-			t.Errorf("error %v after %d calls", err, len(fake.calls))
+		if !memory.IsInvalid(err) || len(fake.Calls()) != 0 {
+			t.Errorf("error %v after %d calls", err, len(fake.Calls()))
 		}
 	})
 	t.Run("constructor", func(t *testing.T) {
-		fake := &scriptedLLM{}
+		fake := summaryLLM()
 		for _, tt := range []struct {
 			model memory.LLM
 			opts  []LLMOption
@@ -243,7 +218,7 @@ func TestLLMSummarizerPromptBudget(t *testing.T) {
 		}
 		members = append(members, m)
 	}
-	fake := &scriptedLLM{answers: []scripted{{content: `{"task":"Deploy a service with helm","steps":[],"failures":[],"outcome":"success","notes":""}`}}}
+	fake := summaryLLM().Answer(`{"task":"Deploy a service with helm","steps":[],"failures":[],"outcome":"success","notes":""}`)
 	s, err := NewLLMSummarizer(fake, WithSummaryTokenBudget(3000))
 	if err != nil {
 		t.Fatal(err)
@@ -251,7 +226,7 @@ func TestLLMSummarizerPromptBudget(t *testing.T) {
 	if _, err := s.Summarize(context.Background(), "acme", members, summaryNow); err != nil {
 		t.Fatal(err)
 	}
-	doc := promptDocOf(t, fake.calls[0])
+	doc := promptDocOf(t, fake.Calls()[0])
 	if doc.EpisodesTotal != 50 || doc.EpisodesShown >= 50 || doc.EpisodesShown != len(doc.Episodes) || doc.EpisodesShown < 2 {
 		t.Fatalf("shown %d of %d", doc.EpisodesShown, doc.EpisodesTotal)
 	}
@@ -261,39 +236,10 @@ func TestLLMSummarizerPromptBudget(t *testing.T) {
 	if got := doc.Statistics.Outcomes[memory.OutcomeSuccess]; got != 50 {
 		t.Errorf("statistics count %d successes, want all 50", got)
 	}
-	body, _, _ := strings.Cut(fake.calls[0].User, "\n\nWrite the typical")
+	body, _, _ := strings.Cut(fake.Calls()[0].User, "\n\nWrite the typical")
 	if n := llm.EstimateTokens(body); n > 3000 {
 		t.Errorf("prompt of ~%d tokens exceeds the budget", n)
 	}
-}
-
-// chatServer plays an OpenAI-compatible server that answers from a script.
-type chatServer struct {
-	mu       sync.Mutex
-	answers  []string
-	requests []map[string]any
-}
-
-func (s *chatServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/chat/completions" || r.Method != http.MethodPost {
-		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
-		return
-	}
-	body, _ := io.ReadAll(r.Body)
-	var req map[string]any
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
-		return
-	}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	content := `{}`
-	if len(s.answers) > 0 {
-		content, s.answers = s.answers[0], s.answers[1:]
-	}
-	s.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"id":"chatcmpl-1","object":"chat.completion","model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":321,"completion_tokens":45}}`, req["model"], content)
 }
 
 // TestLLMSummarizerOverOpenAICompatibleServer runs the summariser through
@@ -301,11 +247,9 @@ func (s *chatServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // with the strict schema on the wire, and a Chinese answer comes back as
 // the typical episode.
 func TestLLMSummarizerOverOpenAICompatibleServer(t *testing.T) {
-	srv := &chatServer{answers: []string{`{"task":"把含中文字段的订单 CSV 导入数据库","steps":["用 pd.read_csv(..., encoding='gb18030') 读取 (2/3)"],"failures":[{"attempt":"pd.read_csv(..., encoding='utf-8') (3/3)","cause":"UnicodeDecodeError"}],"outcome":"success","notes":"失败的那次没有换编码。"}`}}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
+	srv := llmtest.NewServer(t, memory.TokenUsage{PromptTokens: 321, CompletionTokens: 45}).Answer(`{"task":"把含中文字段的订单 CSV 导入数据库","steps":["用 pd.read_csv(..., encoding='gb18030') 读取 (2/3)"],"failures":[{"attempt":"pd.read_csv(..., encoding='utf-8') (3/3)","cause":"UnicodeDecodeError"}],"outcome":"success","notes":"失败的那次没有换编码。"}`)
 	client, err := openai.New(openai.Config{
-		BaseURL: ts.URL + "/v1", APIKey: "test", Model: "chat-default",
+		BaseURL: srv.URL, APIKey: "test", Model: "chat-default",
 		StageModels: map[memory.Stage]string{memory.StageSummarize: "summarizer-2026"},
 		MaxRetries:  -1, Timeout: 10 * time.Second,
 	})
@@ -327,10 +271,11 @@ func TestLLMSummarizerOverOpenAICompatibleServer(t *testing.T) {
 		got.Episode.Feedback[1] != "失败的那次没有换编码。" || got.Fallback != "" {
 		t.Errorf("episode %+v", got.Episode)
 	}
-	if len(srv.requests) != 1 {
-		t.Fatalf("%d requests", len(srv.requests))
+	requests := srv.Requests()
+	if len(requests) != 1 {
+		t.Fatalf("%d requests", len(requests))
 	}
-	req := srv.requests[0]
+	req := requests[0]
 	format, _ := req["response_format"].(map[string]any)
 	js, _ := format["json_schema"].(map[string]any)
 	if req["model"] != "summarizer-2026" || format["type"] != "json_schema" || js["name"] != SummarySchemaName || js["strict"] != true {

@@ -5,41 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/internal/llmtest"
 	"github.com/hindsight-memory/hindsight/llm/openai"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
-// scriptedLLM answers chat requests from a script and records them.
-type scriptedLLM struct {
-	mu      sync.Mutex
-	answers []scripted
-	calls   []memory.ChatRequest
-}
-
-type scripted struct {
-	content string
-	err     error
-}
-
-func (s *scriptedLLM) Chat(ctx context.Context, r memory.ChatRequest) (memory.ChatResponse, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls = append(s.calls, r)
-	if len(s.answers) == 0 {
-		return memory.ChatResponse{}, errors.New("script exhausted")
-	}
-	a := s.answers[0]
-	s.answers = s.answers[1:]
-	return memory.ChatResponse{Content: a.content, Model: "judge-model-1", Usage: memory.TokenUsage{PromptTokens: 100, CompletionTokens: 20}}, a.err
+// judgeLLM is a scripted model; every answer costs 100+20 tokens.
+func judgeLLM() *llmtest.LLM {
+	return llmtest.NewLLM("judge-model-1", memory.TokenUsage{PromptTokens: 100, CompletionTokens: 20})
 }
 
 func judgeNeighbors() (memory.Candidate, []memory.Neighbor) {
@@ -52,7 +30,7 @@ func judgeNeighbors() (memory.Candidate, []memory.Neighbor) {
 }
 
 func TestLLMJudgeAsksWithStrictSchemaAndValidates(t *testing.T) {
-	llm := &scriptedLLM{answers: []scripted{{content: `{"verdict":"conflicts","target_id":"mem_utc","reason":"same subject 'report time zone', values differ: UTC vs Beijing time"}`}}}
+	llm := judgeLLM().Answer(`{"verdict":"conflicts","target_id":"mem_utc","reason":"same subject 'report time zone', values differ: UTC vs Beijing time"}`)
 	j, err := NewLLMJudge(llm, LLMOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +47,7 @@ func TestLLMJudgeAsksWithStrictSchemaAndValidates(t *testing.T) {
 		t.Errorf("judgement\n got %+v\nwant %+v", got, want)
 	}
 
-	r := llm.calls[0]
+	r := llm.Calls()[0]
 	if r.Stage != memory.StageJudge || r.Temperature != 0 || r.MaxTokens != 400 || r.SchemaName == "" {
 		t.Errorf("request: %+v", r)
 	}
@@ -123,22 +101,19 @@ func TestLLMJudgeRetriesInvalidAnswersThenStaysDistinct(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			llm := &scriptedLLM{}
-			for _, a := range tc.answers {
-				llm.answers = append(llm.answers, scripted{content: a})
-			}
+			llm := judgeLLM().Answer(tc.answers...)
 			j, _ := NewLLMJudge(llm, LLMOptions{})
 			got, err := j.Judge(context.Background(), c, ns)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Verdict != tc.want || got.TargetID != tc.target || len(llm.calls) != tc.calls || !strings.Contains(got.Reason, tc.reason) {
-				t.Errorf("got %s on %q after %d calls (%s)", got.Verdict, got.TargetID, len(llm.calls), got.Reason)
+			if got.Verdict != tc.want || got.TargetID != tc.target || len(llm.Calls()) != tc.calls || !strings.Contains(got.Reason, tc.reason) {
+				t.Errorf("got %s on %q after %d calls (%s)", got.Verdict, got.TargetID, len(llm.Calls()), got.Reason)
 			}
 			if got.Usage.PromptTokens != 100*tc.calls {
 				t.Errorf("usage %d prompt tokens, want the sum over %d calls", got.Usage.PromptTokens, tc.calls)
 			}
-			if tc.calls > 1 && !strings.Contains(llm.calls[1].User, "Your previous answer was rejected") {
+			if tc.calls > 1 && !strings.Contains(llm.Calls()[1].User, "Your previous answer was rejected") {
 				t.Error("the retry does not tell the model what was wrong")
 			}
 		})
@@ -150,20 +125,20 @@ func TestLLMJudgeErrors(t *testing.T) {
 
 	// Transport failures go back to the activity, which retries them.
 	transient := errors.New("connection reset")
-	j, _ := NewLLMJudge(&scriptedLLM{answers: []scripted{{err: transient}}}, LLMOptions{})
+	j, _ := NewLLMJudge(judgeLLM().Fail(transient), LLMOptions{})
 	if _, err := j.Judge(context.Background(), c, ns); !errors.Is(err, transient) {
 		t.Errorf("err %v, want the wrapped transport error", err)
 	}
 	// A request the server rejects for good keeps its EINVALID code.
-	j, _ = NewLLMJudge(&scriptedLLM{answers: []scripted{{err: memory.Invalidf("openai: chat", "bad key")}}}, LLMOptions{})
+	j, _ = NewLLMJudge(judgeLLM().Fail(memory.Invalidf("openai: chat", "bad key")), LLMOptions{})
 	if _, err := j.Judge(context.Background(), c, ns); !memory.IsInvalid(err) {
 		t.Errorf("err %v, want EINVALID", err)
 	}
 	// No neighbours: distinct without a call.
-	llm := &scriptedLLM{}
+	llm := judgeLLM()
 	j, _ = NewLLMJudge(llm, LLMOptions{})
-	if got, err := j.Judge(context.Background(), c, nil); err != nil || got.Verdict != memory.VerdictDistinct || len(llm.calls) != 0 {
-		t.Errorf("no neighbours: %+v, %v, %d calls", got, err, len(llm.calls))
+	if got, err := j.Judge(context.Background(), c, nil); err != nil || got.Verdict != memory.VerdictDistinct || len(llm.Calls()) != 0 {
+		t.Errorf("no neighbours: %+v, %v, %d calls", got, err, len(llm.Calls()))
 	}
 	if _, err := NewLLMJudge(nil, LLMOptions{}); !memory.IsInvalid(err) {
 		t.Errorf("nil model: err %v, want EINVALID", err)
@@ -171,37 +146,6 @@ func TestLLMJudgeErrors(t *testing.T) {
 	if _, err := NewLLMJudge(llm, LLMOptions{Temperature: 3}); !memory.IsInvalid(err) {
 		t.Errorf("temperature 3: err %v, want EINVALID", err)
 	}
-}
-
-// chatServer is a scripted OpenAI-compatible /chat/completions endpoint. It
-// answers each request with the next scripted verdict and records what it
-// was sent.
-type chatServer struct {
-	mu       sync.Mutex
-	verdicts []string
-	requests []map[string]any
-}
-
-func (s *chatServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/chat/completions" || r.Method != http.MethodPost {
-		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
-		return
-	}
-	body, _ := io.ReadAll(r.Body)
-	var req map[string]any
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
-		return
-	}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	content := `{"verdict":"distinct","target_id":"","reason":"script exhausted"}`
-	if len(s.verdicts) > 0 {
-		content, s.verdicts = s.verdicts[0], s.verdicts[1:]
-	}
-	s.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"id":"chatcmpl-1","object":"chat.completion","model":"judge-2026-01","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":321,"completion_tokens":45}}`, content)
 }
 
 // TestLLMJudgeOverOpenAICompatibleServer runs the judge through the real
@@ -215,17 +159,15 @@ func TestLLMJudgeOverOpenAICompatibleServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	pairs = pairs[:12]
-	srv := &chatServer{}
+	srv := llmtest.NewServer(t, memory.TokenUsage{PromptTokens: 321, CompletionTokens: 45})
 	for _, p := range pairs {
 		target := "existing-" + p.ID
 		if p.Label == memory.VerdictDistinct {
 			target = ""
 		}
-		srv.verdicts = append(srv.verdicts, fmt.Sprintf(`{"verdict":%q,"target_id":%q,"reason":"scripted for %s"}`, p.Label, target, p.ID))
+		srv.Answer(fmt.Sprintf(`{"verdict":%q,"target_id":%q,"reason":"scripted for %s"}`, p.Label, target, p.ID))
 	}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	client, err := openai.New(openai.Config{BaseURL: ts.URL + "/v1", APIKey: "test", Model: "judge-2026-01", MaxRetries: -1, Timeout: 10 * time.Second})
+	client, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "test", Model: "judge-2026-01", MaxRetries: -1, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,18 +182,19 @@ func TestLLMJudgeOverOpenAICompatibleServer(t *testing.T) {
 	if rep.Accuracy != 1 || rep.Errors != 0 || rep.Judge != JudgeLLM || rep.Model != "judge-2026-01" || rep.PromptVersion != PromptVersion {
 		t.Errorf("report: accuracy %v errors %d judge %s model %s prompt %s; mistakes %+v", rep.Accuracy, rep.Errors, rep.Judge, rep.Model, rep.PromptVersion, rep.Mistakes)
 	}
-	if len(srv.requests) != len(pairs) {
-		t.Fatalf("%d requests for %d pairs", len(srv.requests), len(pairs))
+	requests := srv.Requests()
+	if len(requests) != len(pairs) {
+		t.Fatalf("%d requests for %d pairs", len(requests), len(pairs))
 	}
-	rf, _ := srv.requests[0]["response_format"].(map[string]any)
+	rf, _ := requests[0]["response_format"].(map[string]any)
 	js, _ := rf["json_schema"].(map[string]any)
 	if rf["type"] != "json_schema" || js["strict"] != true || js["schema"] == nil {
-		t.Errorf("response_format: %v", srv.requests[0]["response_format"])
+		t.Errorf("response_format: %v", requests[0]["response_format"])
 	}
 
 	// An answer naming a memory that is not a neighbour is retried over
 	// the wire and then kept distinct.
-	srv.verdicts = []string{`{"verdict":"duplicate","target_id":"mem_nope","reason":"x"}`, `{"verdict":"duplicate","target_id":"mem_nope","reason":"x"}`}
+	srv.Answer(`{"verdict":"duplicate","target_id":"mem_nope","reason":"x"}`, `{"verdict":"duplicate","target_id":"mem_nope","reason":"x"}`)
 	c, ns := judgeNeighbors()
 	got, err := j.Judge(context.Background(), c, ns)
 	if err != nil {
