@@ -2,8 +2,10 @@ package consolidate
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -157,45 +159,31 @@ func (s *LLMSummarizer) Summarize(ctx context.Context, tenant string, members []
 	if err != nil {
 		return Summary{}, fmt.Errorf("%s: encode prompt: %w", op, err)
 	}
-	out := Summary{}
-	var problem string
-	for attempt := 1; attempt <= s.attempts; attempt++ {
-		req := memory.ChatRequest{
-			Stage:       memory.StageSummarize,
-			System:      summarySystemPrompt,
-			User:        user,
-			SchemaName:  SummarySchemaName,
-			Schema:      summarySchema,
-			Temperature: 0,
-			MaxTokens:   s.maxTokens,
-		}
-		if problem != "" {
-			req.User += "\n\nYour previous answer was rejected: " + problem + ". Answer again with one JSON object that follows the schema."
-		}
-		resp, err := s.model.Chat(ctx, req)
-		out.Usage.PromptTokens += resp.Usage.PromptTokens
-		out.Usage.CompletionTokens += resp.Usage.CompletionTokens
-		if err != nil {
-			return out, fmt.Errorf("%s: cluster of %d episodes: %w", op, len(members), err)
-		}
-		a, perr := parseSummary(resp.Content)
-		if perr != "" {
-			problem = perr
-			continue
-		}
-		model := resp.Model
-		if model == "" {
-			model = "llm"
-		}
-		out.Episode, out.Fallback = d.llmEpisode(tenant, now, a)
-		out.Episode.Extractor = model
-		out.Model = model
-		out.PromptVersion = SummaryPromptVersion
+	req := memory.ChatRequest{
+		Stage:       memory.StageSummarize,
+		System:      summarySystemPrompt,
+		User:        user,
+		SchemaName:  SummarySchemaName,
+		Schema:      summarySchema,
+		Temperature: 0,
+		MaxTokens:   s.maxTokens,
+	}
+	ans, err := llm.AskJSON(ctx, s.model, req, llm.JSONRetry{Attempts: s.attempts}, parseSummary)
+	out := Summary{Usage: ans.Usage}
+	if err != nil {
+		return out, fmt.Errorf("%s: cluster of %d episodes: %w", op, len(members), err)
+	}
+	if !ans.OK {
+		out.Episode = d.offlineEpisode(tenant, now)
+		out.Model = OfflineModel
+		out.Fallback = fmt.Sprintf("offline summary: the model's answer was invalid %d times (%s)", s.attempts, ans.Problem)
 		return out, nil
 	}
-	out.Episode = d.offlineEpisode(tenant, now)
-	out.Model = OfflineModel
-	out.Fallback = fmt.Sprintf("offline summary: the model's answer was invalid %d times (%s)", s.attempts, problem)
+	model := cmp.Or(ans.Model, "llm")
+	out.Episode, out.Fallback = d.llmEpisode(tenant, now, ans.Value)
+	out.Episode.Extractor = model
+	out.Model = model
+	out.PromptVersion = SummaryPromptVersion
 	return out, nil
 }
 
@@ -211,36 +199,23 @@ type summaryAnswer struct {
 	Notes   string `json:"notes"`
 }
 
-// parseSummary decodes an answer and says what is wrong with it, in words
-// the model can act on, or "".
-func parseSummary(content string) (summaryAnswer, string) {
+// parseSummary decodes an answer, or says what is wrong with it in words
+// the model can act on.
+func parseSummary(content string) (summaryAnswer, error) {
 	var a summaryAnswer
-	dec := json.NewDecoder(strings.NewReader(trimFences(content)))
+	dec := json.NewDecoder(strings.NewReader(content))
 	if err := dec.Decode(&a); err != nil {
-		return a, fmt.Sprintf("it is not the JSON object asked for (%v)", err)
+		return a, fmt.Errorf("it is not the JSON object asked for (%v)", err)
 	}
 	if dec.More() {
-		return a, "it has text after the JSON object"
+		return a, errors.New("it has text after the JSON object")
 	}
 	switch memory.Outcome(strings.TrimSpace(a.Outcome)) {
 	case "", memory.OutcomeSuccess, memory.OutcomePartial, memory.OutcomeFailure, memory.OutcomeUnknown:
 	default:
-		return a, fmt.Sprintf("outcome %q is not one of success, partial, failure, unknown", a.Outcome)
+		return a, fmt.Errorf("outcome %q is not one of success, partial, failure, unknown", a.Outcome)
 	}
-	return a, ""
-}
-
-// trimFences drops a Markdown code fence some models put around JSON.
-func trimFences(s string) string {
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(s, "```") {
-		return s
-	}
-	s = strings.TrimPrefix(s, "```")
-	if i := strings.IndexByte(s, '\n'); i >= 0 && !strings.ContainsAny(s[:i], "{[") {
-		s = s[i+1:]
-	}
-	return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "```"))
+	return a, nil
 }
 
 // llmEpisode builds the typical episode from the model's answer, checked

@@ -4,6 +4,10 @@
 // answer, and validates what comes back before it becomes an episode and
 // candidate memories.
 //
+// AskJSON asks for a strict JSON answer, checks it and asks again with
+// what was wrong, counting the tokens of every call; the merge judge and
+// the consolidation summariser share it.
+//
 // It also owns the task-type taxonomy shared by every extractor (TaskTypes),
 // so that episodes distilled by the LLM and by the offline rules
 // (llm/offline) file under the same names.

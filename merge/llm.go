@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/hindsight-memory/hindsight/llm"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -139,66 +141,54 @@ func (j *LLMJudge) Judge(ctx context.Context, c memory.Candidate, neighbors []me
 		return out, fmt.Errorf("merge: llm judge: schema: %w", err)
 	}
 
-	var problem string
-	for attempt := 1; attempt <= j.opts.Attempts; attempt++ {
-		req := memory.ChatRequest{
-			Stage:       memory.StageJudge,
-			System:      judgeSystemPrompt,
-			User:        user,
-			SchemaName:  "merge_verdict",
-			Schema:      schema,
-			Temperature: j.opts.Temperature,
-			MaxTokens:   j.opts.MaxTokens,
-		}
-		if problem != "" {
-			req.User += "\n\nYour previous answer was rejected: " + problem + ". Answer again with one JSON object that follows the rules."
-		}
-		resp, err := j.model.Chat(ctx, req)
-		out.Usage.PromptTokens += resp.Usage.PromptTokens
-		out.Usage.CompletionTokens += resp.Usage.CompletionTokens
-		if resp.Model != "" {
-			out.Model = resp.Model
-		}
-		if err != nil {
-			return out, fmt.Errorf("merge: llm judge: %w", err)
-		}
-		v, perr := parseVerdict(resp.Content, ids)
-		if perr != "" {
-			problem = perr
-			continue
-		}
-		out.Verdict, out.TargetID, out.Reason = v.Verdict, v.TargetID, v.Reason
+	req := memory.ChatRequest{
+		Stage:       memory.StageJudge,
+		System:      judgeSystemPrompt,
+		User:        user,
+		SchemaName:  "merge_verdict",
+		Schema:      schema,
+		Temperature: j.opts.Temperature,
+		MaxTokens:   j.opts.MaxTokens,
+	}
+	parse := func(content string) (llmVerdict, error) { return parseVerdict(content, ids) }
+	ans, err := llm.AskJSON(ctx, j.model, req, llm.JSONRetry{Attempts: j.opts.Attempts, Follow: "the rules"}, parse)
+	out.Usage, out.Model = ans.Usage, ans.Model
+	if err != nil {
+		return out, fmt.Errorf("merge: llm judge: %w", err)
+	}
+	if !ans.OK {
+		out.Verdict, out.TargetID = memory.VerdictDistinct, ""
+		out.Reason = fmt.Sprintf("kept distinct: the model's answer was invalid %d times (%s)", j.opts.Attempts, ans.Problem)
 		return out, nil
 	}
-	out.Verdict, out.TargetID = memory.VerdictDistinct, ""
-	out.Reason = fmt.Sprintf("kept distinct: the model's answer was invalid %d times (%s)", j.opts.Attempts, problem)
+	out.Verdict, out.TargetID, out.Reason = ans.Value.Verdict, ans.Value.TargetID, ans.Value.Reason
 	return out, nil
 }
 
-// parseVerdict checks an answer and returns what is wrong with it, in words
-// the model can act on, or "".
-func parseVerdict(content string, ids []string) (llmVerdict, string) {
+// parseVerdict checks an answer, or says what is wrong with it in words
+// the model can act on.
+func parseVerdict(content string, ids []string) (llmVerdict, error) {
 	var v llmVerdict
-	dec := json.NewDecoder(strings.NewReader(trimFences(content)))
+	dec := json.NewDecoder(strings.NewReader(content))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
-		return v, fmt.Sprintf("it is not the JSON object asked for (%v)", err)
+		return v, fmt.Errorf("it is not the JSON object asked for (%v)", err)
 	}
 	if dec.More() {
-		return v, "it has text after the JSON object"
+		return v, errors.New("it has text after the JSON object")
 	}
 	v.TargetID, v.Reason = strings.TrimSpace(v.TargetID), strings.TrimSpace(v.Reason)
 	switch {
 	case !v.Verdict.Valid():
-		return v, fmt.Sprintf("verdict %q is not one of duplicate, refines, conflicts, distinct", v.Verdict)
+		return v, fmt.Errorf("verdict %q is not one of duplicate, refines, conflicts, distinct", v.Verdict)
 	case v.Reason == "":
-		return v, "the reason is empty"
+		return v, errors.New("the reason is empty")
 	case v.Verdict == memory.VerdictDistinct:
 		v.TargetID = "" // distinct is about no memory in particular
 	case !slices.Contains(ids, v.TargetID):
-		return v, fmt.Sprintf("target_id %q is not the id of an existing memory in the input (%s)", v.TargetID, strings.Join(ids, ", "))
+		return v, fmt.Errorf("target_id %q is not the id of an existing memory in the input (%s)", v.TargetID, strings.Join(ids, ", "))
 	}
-	return v, ""
+	return v, nil
 }
 
 // verdictSchema is the strict JSON schema of an answer; target_id is
@@ -225,17 +215,4 @@ func marshalPrompt(doc promptDoc) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(b.String()), nil
-}
-
-// trimFences drops a Markdown code fence some models put around JSON.
-func trimFences(s string) string {
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(s, "```") {
-		return s
-	}
-	s = strings.TrimPrefix(s, "```")
-	if i := strings.IndexByte(s, '\n'); i >= 0 && !strings.ContainsAny(s[:i], "{[") {
-		s = s[i+1:]
-	}
-	return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "```"))
 }
