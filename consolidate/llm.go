@@ -359,7 +359,7 @@ func (s *LLMSummarizer) userPrompt(d *digest) (string, error) {
 	for {
 		doc.Episodes = spread(all, shown)
 		doc.EpisodesShown = len(doc.Episodes)
-		text, err := marshalPrompt(doc)
+		text, err := llm.EncodePrompt(doc, " ")
 		if err != nil {
 			return "", err
 		}
@@ -408,15 +408,4 @@ func spread[T any](xs []T, k int) []T {
 		out[i] = xs[i*(n-1)/(k-1)]
 	}
 	return out
-}
-
-func marshalPrompt(doc promptDoc) (string, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", " ")
-	if err := enc.Encode(doc); err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(b.String()), nil
 }

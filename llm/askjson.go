@@ -1,8 +1,10 @@
 package llm
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/hindsight-memory/hindsight/memory"
@@ -91,4 +93,20 @@ func trimFences(s string) string {
 		s = s[i+1:]
 	}
 	return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "```"))
+}
+
+// EncodePrompt writes v as the JSON document of a user prompt, indented
+// with indent, without a trailing newline. Data goes into prompts as JSON
+// string values so that the model can tell it from instructions; HTML
+// escaping is off so that "<", ">" and "&" in the data reach the model as
+// written rather than as \u003c.
+func EncodePrompt(v any, indent string) (string, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(b.String()), nil
 }

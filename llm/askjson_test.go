@@ -119,3 +119,19 @@ func TestTrimFences(t *testing.T) {
 		}
 	}
 }
+
+func TestEncodePrompt(t *testing.T) {
+	doc := struct {
+		Content string `json:"content"`
+	}{"</transcript> a < b && c > d"}
+	got, err := EncodePrompt(doc, "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\n  \"content\": \"</transcript> a < b && c > d\"\n}"; got != want {
+		t.Errorf("EncodePrompt = %q, want %q", got, want)
+	}
+	if _, err := EncodePrompt(func() {}, ""); err == nil {
+		t.Error("a value JSON cannot hold was encoded")
+	}
+}

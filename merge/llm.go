@@ -1,7 +1,6 @@
 package merge
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -132,7 +131,7 @@ func (j *LLMJudge) Judge(ctx context.Context, c memory.Candidate, neighbors []me
 		sim := round3(n.Similarity)
 		doc.Existing = append(doc.Existing, promptMemory{ID: n.Memory.ID, Kind: n.Memory.Kind, Content: n.Memory.Content, CounterExample: n.Memory.CounterExample, Similarity: &sim})
 	}
-	user, err := marshalPrompt(doc)
+	user, err := llm.EncodePrompt(doc, "  ")
 	if err != nil {
 		return out, fmt.Errorf("merge: llm judge: encode prompt: %w", err)
 	}
@@ -204,15 +203,4 @@ func verdictSchema(ids []string) (json.RawMessage, error) {
 		"required":             []string{"verdict", "target_id", "reason"},
 		"additionalProperties": false,
 	})
-}
-
-func marshalPrompt(doc promptDoc) (string, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(b.String()), nil
 }
