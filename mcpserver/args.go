@@ -46,53 +46,50 @@ func (a args) str(name string, required bool) (string, error) {
 	return "", badArg("%s must be a string, got %s", name, jsonType(v))
 }
 
-func (a args) integer(name string, def, lo, hi int) (int, error) {
-	v, ok := a[name]
-	if !ok || v == nil {
-		return def, nil
+// float reads a number sent as a JSON number or as text; ok is false when
+// the argument is absent. want describes the expected value for errors.
+func (a args) float(name, want string) (f float64, ok bool, err error) {
+	v, present := a[name]
+	if !present || v == nil {
+		return 0, false, nil
 	}
-	var f float64
 	switch x := v.(type) {
 	case float64:
-		f = x
+		return x, true, nil
 	case json.Number:
-		var err error
-		if f, err = x.Float64(); err != nil {
-			return 0, badArg("%s must be an integer, got %q", name, x)
+		if f, err = x.Float64(); err == nil {
+			return f, true, nil
 		}
 	case string:
-		var err error
-		if f, err = strconv.ParseFloat(strings.TrimSpace(x), 64); err != nil {
-			return 0, badArg("%s must be an integer between %d and %d, got %q", name, lo, hi, x)
+		if f, err = strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil {
+			return f, true, nil
 		}
 	default:
-		return 0, badArg("%s must be an integer, got %s", name, jsonType(v))
+		return 0, false, badArg("%s must be %s, got %s", name, want, jsonType(v))
+	}
+	return 0, false, badArg("%s must be %s, got %q", name, want, fmt.Sprint(v))
+}
+
+func (a args) integer(name string, def, lo, hi int) (int, error) {
+	want := fmt.Sprintf("an integer between %d and %d", lo, hi)
+	f, ok, err := a.float(name, want)
+	if err != nil || !ok {
+		return def, err
 	}
 	if f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
-		return 0, badArg("%s must be an integer between %d and %d, got %v", name, lo, hi, f)
+		return 0, badArg("%s must be %s, got %v", name, want, f)
 	}
 	return int(f), nil
 }
 
 func (a args) number(name string, def, lo, hi float64) (float64, error) {
-	v, ok := a[name]
-	if !ok || v == nil {
-		return def, nil
-	}
-	var f float64
-	switch x := v.(type) {
-	case float64:
-		f = x
-	case string:
-		var err error
-		if f, err = strconv.ParseFloat(strings.TrimSpace(x), 64); err != nil {
-			return 0, badArg("%s must be a number between %g and %g, got %q", name, lo, hi, x)
-		}
-	default:
-		return 0, badArg("%s must be a number, got %s", name, jsonType(v))
+	want := fmt.Sprintf("a number between %g and %g", lo, hi)
+	f, ok, err := a.float(name, want)
+	if err != nil || !ok {
+		return def, err
 	}
 	if f < lo || f > hi || math.IsNaN(f) {
-		return 0, badArg("%s must be between %g and %g, got %g", name, lo, hi, f)
+		return 0, badArg("%s must be %s, got %g", name, want, f)
 	}
 	return f, nil
 }

@@ -187,17 +187,11 @@ func (t *Transcript) Normalize(defaultTenant string, now time.Time) error {
 	if len(t.Events) > MaxEvents {
 		return Invalidf(op, "session %s has %d events; the limit is %d: split the session", t.SessionID, len(t.Events), MaxEvents)
 	}
-	switch t.Outcome {
-	case "":
-		t.Outcome = OutcomeUnknown
-	case OutcomeSuccess, OutcomePartial, OutcomeFailure, OutcomeUnknown:
-	case "succeeded", "ok", "done", "completed":
-		t.Outcome = OutcomeSuccess
-	case "failed", "error":
-		t.Outcome = OutcomeFailure
-	default:
-		return Invalidf(op, "outcome %q is not one of success, partial, failure, unknown", t.Outcome)
+	outcome, err := ParseOutcome(string(t.Outcome))
+	if err != nil {
+		return err
 	}
+	t.Outcome = outcome
 	last := t.StartedAt
 	if last.IsZero() {
 		last = now
@@ -234,6 +228,22 @@ func (t *Transcript) Normalize(defaultTenant string, now time.Time) error {
 		return Invalidf(op, "ended_at %s is before started_at %s", t.EndedAt.Format(time.RFC3339), t.StartedAt.Format(time.RFC3339))
 	}
 	return nil
+}
+
+// ParseOutcome reads an outcome, accepting common synonyms ("ok",
+// "failed"); empty means unknown.
+func ParseOutcome(s string) (Outcome, error) {
+	switch o := Outcome(strings.ToLower(strings.TrimSpace(s))); o {
+	case "":
+		return OutcomeUnknown, nil
+	case OutcomeSuccess, OutcomePartial, OutcomeFailure, OutcomeUnknown:
+		return o, nil
+	case "succeeded", "ok", "done", "completed":
+		return OutcomeSuccess, nil
+	case "failed", "error":
+		return OutcomeFailure, nil
+	}
+	return "", Invalidf("transcript", "outcome %q is not one of success, partial, failure, unknown", s)
 }
 
 // rawString accepts a JSON string or number (IDs are sometimes numeric).

@@ -159,14 +159,11 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 		if err := memory.ValidateSessionID(op, r.SessionID); err != nil {
 			return EndResponse{}, err
 		}
-		if t.Outcome != "" {
-			// Validate the outcome the same way a transcript would.
-			probe := memory.Transcript{SessionID: r.SessionID, Outcome: t.Outcome, Events: []memory.Event{{Role: memory.RoleUser, Content: "x"}}}
-			if err := probe.Normalize(tenant, now); err != nil {
-				return EndResponse{}, err
-			}
-			t.Outcome = probe.Outcome
+		outcome, err := memory.ParseOutcome(string(t.Outcome))
+		if err != nil {
+			return EndResponse{}, err
 		}
+		t.Outcome = outcome
 	}
 	stored, err := s.store.SessionEvents(ctx, tenant, r.SessionID)
 	if err != nil {
