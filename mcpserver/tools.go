@@ -152,6 +152,9 @@ func (t *tools) definitions() []definition {
 			mcp.WithString("task", mcp.Description("What the task was, in one sentence.")),
 			mcp.WithString("outcome", mcp.Description("How it ended."), mcp.Enum("success", "partial", "failure", "unknown")),
 			mcp.WithString("user_id", mcp.Description("The end user the session was with, if known; lets that user's data be forgotten later.")),
+			mcp.WithString("agent", mcp.Description("The agent that ran the session, if known.")),
+			mcp.WithString("started_at", mcp.Description("When the session started (RFC 3339); events without a ts take it. Default: the first event's ts, else now.")),
+			mcp.WithString("ended_at", mcp.Description("When the session ended (RFC 3339). Default: the last event's ts.")),
 			mcp.WithBoolean("wait", mcp.Description("Wait until the memories are recallable (default false).")),
 			mcp.WithToolAnnotation(write(true, false)),
 			mcp.WithOutputSchema[EndOutput](),
@@ -360,6 +363,15 @@ func (t *tools) endSession(ctx context.Context, tenant string, a args) (any, str
 	}
 	r.Outcome = memory.Outcome(strings.ToLower(outcome))
 	if r.UserID, err = a.str("user_id", false); err != nil {
+		return nil, "", err
+	}
+	if r.Agent, err = a.str("agent", false); err != nil {
+		return nil, "", err
+	}
+	if r.StartedAt, err = a.time("started_at"); err != nil {
+		return nil, "", err
+	}
+	if r.EndedAt, err = a.time("ended_at"); err != nil {
 		return nil, "", err
 	}
 	if r.Wait, err = a.boolean("wait", false); err != nil {

@@ -126,6 +126,9 @@ type EndRequest struct {
 	Outcome memory.Outcome
 	Agent   string
 	UserID  string
+	// StartedAt and EndedAt, when given, date the session; events without
+	// a timestamp take the start (OpenAI messages carry none).
+	StartedAt, EndedAt time.Time
 	// Wait blocks until the session is distilled and its memories are
 	// recallable.
 	Wait bool
@@ -146,7 +149,8 @@ type EndResponse struct {
 // joins the running or finished workflow.
 func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (EndResponse, error) {
 	const op = "session_end"
-	t := memory.Transcript{SessionID: r.SessionID, Tenant: tenant, UserID: r.UserID, Agent: r.Agent, Task: r.Task, Outcome: r.Outcome, Events: r.Events}
+	t := memory.Transcript{SessionID: r.SessionID, Tenant: tenant, UserID: r.UserID, Agent: r.Agent, Task: r.Task, Outcome: r.Outcome,
+		StartedAt: r.StartedAt, EndedAt: r.EndedAt, Events: r.Events}
 	now := s.clock().UTC()
 	if len(t.Events) > 0 {
 		if err := t.Normalize(tenant, now); err != nil {

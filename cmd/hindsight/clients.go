@@ -87,6 +87,16 @@ the memories are recallable, and prints what was learned.`, clientEnvs...)
 	if t.Outcome != "" {
 		callArgs["outcome"] = string(t.Outcome)
 	}
+	for k, v := range map[string]string{"user_id": t.UserID, "agent": t.Agent} {
+		if v != "" {
+			callArgs[k] = v
+		}
+	}
+	for k, v := range map[string]time.Time{"started_at": t.StartedAt, "ended_at": t.EndedAt} {
+		if !v.IsZero() {
+			callArgs[k] = v.Format(time.RFC3339Nano)
+		}
+	}
 	var res mcpserver.EndOutput
 	if _, err := c.callTool(ctx, mcpserver.ToolEnd, callArgs, &res); err != nil {
 		return err

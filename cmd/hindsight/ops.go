@@ -125,17 +125,20 @@ merge_decisions (see README).`, "CLICKHOUSE_ADDR", "CLICKHOUSE_DATABASE", "CLICK
 }
 
 func runEval(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) == 0 || (args[0] != "locomo" && args[0] != "merge") {
-		fmt.Fprint(os.Stderr, "Usage: hindsight eval locomo|merge [flags]\n\n  locomo  retrieval recall@k on LoCoMo\n  merge   merge judge precision/recall on the labelled pairs\n")
+	evals := map[string]func(context.Context, []string, io.Writer) error{
+		"locomo": evalLoCoMo, "merge": evalMerge, "scenarios": evalScenarios,
+	}
+	if len(args) == 0 || evals[args[0]] == nil {
+		fmt.Fprint(os.Stderr, "Usage: hindsight eval locomo|merge|scenarios [flags]\n\n"+
+			"  locomo     retrieval recall@k on LoCoMo\n"+
+			"  merge      merge judge precision/recall on the labelled pairs\n"+
+			"  scenarios  the write path and recall on a scenario corpus, end to end\n")
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 			return nil
 		}
 		return errUsage
 	}
-	if args[0] == "locomo" {
-		return evalLoCoMo(ctx, args[1:], out)
-	}
-	return evalMerge(ctx, args[1:], out)
+	return evals[args[0]](ctx, args[1:], out)
 }
 
 // models returns the embedder and chat model the environment configures:
