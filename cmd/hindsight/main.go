@@ -45,7 +45,8 @@ func commands() []command {
 		{"reindex", "re-embed everything into the current embedder's index and switch to it", runReindex},
 		{"migrate", "apply the ClickHouse schema migrations", runMigrate},
 		{"sql", "run a read-only SQL query over the episodic log", runSQL},
-		{"eval", "measure quality: eval locomo | eval merge", runEval},
+		{"eval", "measure quality: eval locomo | eval merge | eval scenarios", runEval},
+		{"train", "train the offline sentence classifiers (train classifiers)", runTrain},
 		{"healthcheck", "probe a health endpoint (for container healthchecks)", runHealthcheck},
 		{"version", "print the version", runVersion},
 	}

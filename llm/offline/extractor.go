@@ -24,6 +24,7 @@ const (
 	maxFailures   = 10
 	maxFeedback   = 5
 	maxCandidates = 12
+	maxStandalone = 2 // lessons from insights alone
 	maxTaskRunes  = 200
 )
 
@@ -88,6 +89,9 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 	evals := evaluations(t.Events)
 	complaints := markComplaints(t.Events, acts, evals)
 	lessons := findLessons(acts, sc)
+	ins := agentInsights(t.Events)
+	attachInsights(lessons, ins)
+	lessons = append(lessons, standaloneLessons(ins, acts, maxStandalone)...)
 	stmts := userStatements(t.Events)
 
 	task := taskOf(t)
@@ -97,7 +101,7 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 			others = append(others, e.Content)
 		}
 	}
-	taskType := classify(task, others...)
+	taskType := taskTypeOf(task, others...)
 	if taskType == "" {
 		taskType = llm.TaskOther
 	}
@@ -139,7 +143,7 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 		}, []string{l.target, l.program, l.tool}})
 	}
 	for _, s := range uniqueStatements(stmts) {
-		tt := classify(s.content)
+		tt := taskTypeOf(s.content)
 		if tt == "" {
 			tt = taskType // said in this context; recall filtered by type still finds it
 		}

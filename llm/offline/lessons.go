@@ -79,11 +79,13 @@ func shellFields(s string) []string {
 
 // lesson is a failure→fix pair turned into a candidate.
 type lesson struct {
-	content, counter string
-	evidence         []int
-	firstEvent       int
-	tool, program    string // the failed call's tool and, for commands, program
-	target           string
+	content, counter      string
+	evidence              []int
+	firstEvent, lastEvent int
+	tool, program         string // the failed call's tool and, for commands, program
+	target                string
+	fix                   *action // the call that fixed it, if any
+	worded                bool    // worded by the agent's insight
 }
 
 // findLessons pairs failed calls with the call that fixed them and renders
@@ -437,6 +439,8 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 	slices.Sort(ev)
 	l.evidence = slices.Compact(ev)
 	l.firstEvent = l.evidence[0]
+	l.lastEvent = l.evidence[len(l.evidence)-1]
+	l.fix = fix
 	return l, true
 }
 

@@ -87,9 +87,9 @@ func (r *taskRule) keywords(folded string, ws []string, into map[string]bool) {
 	}
 }
 
-// classify scores text against the task rules: every distinct keyword in
+// taskTypeOf scores text against the task rules: every distinct keyword in
 // primary counts 3, in secondary 1. It returns "" when nothing matched.
-func classify(primary string, secondary ...string) string {
+func taskTypeOf(primary string, secondary ...string) string {
 	type text struct {
 		folded string
 		words  []string

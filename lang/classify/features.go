@@ -1,0 +1,243 @@
+package classify
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/hindsight-memory/hindsight/lang"
+)
+
+// FeatureVersion names the feature extraction. A model records the
+// version it was trained with and refuses to load under another one.
+const FeatureVersion = "f2"
+
+// Position says where a sentence sits in a session.
+type Position string
+
+// Positions.
+const (
+	// Opening is the first user message of a session, usually the task.
+	Opening Position = "opening"
+	// Later is any other turn.
+	Later Position = "later"
+	// Final is the agent's closing summary.
+	Final Position = "final"
+)
+
+// Value shapes: values are replaced by the shape of what they are before
+// words are read, so that a model learns "uses a flag" rather than one
+// flag. Order matters: the first pattern that matches a span claims it.
+var masks = []struct {
+	re   *regexp.Regexp
+	mask string
+}{
+	{regexp.MustCompile("`[^`\n]{1,200}`"), " ⟨code⟩ "},
+	{regexp.MustCompile(`https?://[^\s<>"'，。；）)\]]+`), " ⟨url⟩ "},
+	{regexp.MustCompile(`[\w.+-]+@[\w-]+(?:\.[\w-]+)+`), " ⟨email⟩ "},
+	{regexp.MustCompile(`#[a-z][\w-]*`), " ⟨channel⟩ "},
+	{regexp.MustCompile(`\d{4}-\d{1,2}-\d{1,2}(?:[t ]\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:z|[+-]\d{2}:?\d{2})?)?`), " ⟨date⟩ "},
+	{regexp.MustCompile(`\b\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]m)?\b`), " ⟨time⟩ "},
+	{regexp.MustCompile(`[$€£¥￥]\s?\d[\d,]*(?:\.\d+)?[kmb]?`), " ⟨money⟩ "},
+	{regexp.MustCompile(`(?:^|\s)(?:~|\.{1,2})?/[\w.\-]+(?:/[\w.\-<>]*)*`), " ⟨path⟩ "},
+	{regexp.MustCompile(`(?:^|[\s(（，,：:])--?[a-z][\w-]*(?:=\S+)?`), " ⟨flag⟩ "},
+	{regexp.MustCompile(`\b[a-z_][\w.]*=(?:'[^'\n]*'|"[^"\n]*"|[^\s,;，；。)）]+)`), " ⟨kv⟩ "},
+	{regexp.MustCompile(`\bv?\d+(?:\.\d+){1,3}\b`), " ⟨version⟩ "},
+	{regexp.MustCompile(`\b[\w-]+\.(?:csv|tsv|json|jsonl|xlsx?|parquet|pdf|docx?|pptx?|txt|md|ya?ml|toml|ini|conf|sql|py|go|js|ts|tsx|jsx|java|rb|rs|sh|log|zip|gz|tar|png|jpe?g|svg|html?)\b`), " ⟨file⟩ "},
+	{regexp.MustCompile(`\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+(?::\d+)?\b`), " ⟨host⟩ "},
+	{regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b`), " ⟨ident⟩ "},
+	{regexp.MustCompile(`\b[a-z]{1,8}-\d{2,}\b`), " ⟨ticket⟩ "},
+	{regexp.MustCompile(`\d+(?:[.,]\d+)*\s?(?:%|[kmgt]i?b|ms|s|m|h|d|x|px|pt|kg|km|mb|gb)?\b`), " ⟨num⟩ "},
+}
+
+// Masks returns s folded with its values replaced by their shapes.
+func Masks(s string) string {
+	t := fold(s)
+	for _, m := range masks {
+		t = m.re.ReplaceAllString(t, m.mask)
+	}
+	return t
+}
+
+func fold(s string) string {
+	s = norm.NFKC.String(s)
+	s = strings.NewReplacer("’", "'", "‘", "'", "“", "\"", "”", "\"").Replace(s)
+	return strings.ToLower(s)
+}
+
+// token is one unit of a masked sentence.
+type token struct {
+	text string
+	han  bool // a run of Han characters
+}
+
+// tokens splits a masked sentence into words, masks, runs of Han and the
+// punctuation that carries meaning (? ! : —).
+func tokens(s string) []token {
+	var out []token
+	var b strings.Builder
+	var hanRun bool
+	flush := func() {
+		if b.Len() > 0 {
+			out = append(out, token{b.String(), hanRun})
+			b.Reset()
+		}
+	}
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == '⟨':
+			flush()
+			j := i
+			for j < len(rs) && rs[j] != '⟩' {
+				j++
+			}
+			if j < len(rs) {
+				out = append(out, token{text: string(rs[i : j+1])})
+				i = j
+			}
+		case lang.IsCJK(r):
+			if !hanRun {
+				flush()
+			}
+			hanRun = true
+			b.WriteRune(r)
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || (r == '\'' && b.Len() > 0 && !hanRun):
+			if hanRun {
+				flush()
+			}
+			hanRun = false
+			b.WriteRune(r)
+		default:
+			flush()
+			hanRun = false
+			switch r {
+			case '?', '？':
+				out = append(out, token{text: "?"})
+			case '!', '！':
+				out = append(out, token{text: "!"})
+			case ':', '：':
+				out = append(out, token{text: ":"})
+			case '—', '–':
+				out = append(out, token{text: "—"})
+			}
+		}
+	}
+	flush()
+	return out
+}
+
+// Features returns the features of one sentence at a position: what a
+// model sees. They are sorted and without repeats.
+func Features(sentence string, pos Position) []string {
+	masked := Masks(sentence)
+	toks := tokens(masked)
+	set := map[string]struct{}{}
+	add := func(f string) { set[f] = struct{}{} }
+
+	// The word stream: English words stemmed, masks as they are, and each
+	// Han run as one item for bigrams across scripts.
+	var stream []string
+	words, han := 0, 0
+	for _, t := range toks {
+		switch {
+		case t.han:
+			rs := []rune(t.text)
+			han += len(rs)
+			for i := range rs {
+				add("c:" + string(rs[i]))
+				if i+1 < len(rs) {
+					add("cc:" + string(rs[i:i+2]))
+				}
+				if i+2 < len(rs) {
+					add("ccc:" + string(rs[i:i+3]))
+				}
+			}
+			stream = append(stream, "⟪"+string(rs[0])+"⟫", "⟪"+string(rs[len(rs)-1])+"⟫")
+		case strings.HasPrefix(t.text, "⟨"):
+			add("u:" + t.text)
+			stream = append(stream, t.text)
+		case len(t.text) == 1 && strings.Contains("?!:—", t.text):
+			stream = append(stream, t.text)
+		default:
+			words++
+			w := t.text
+			if !strings.Contains(w, "'") {
+				w = lang.Stem(w)
+			}
+			add("u:" + w)
+			stream = append(stream, w)
+		}
+	}
+	if len(stream) > 0 {
+		add("first:" + stream[0])
+		add("p:" + string(pos) + ":" + stream[0])
+		if len(stream) > 1 {
+			add("first2:" + stream[0] + " " + stream[1])
+		}
+	}
+	prev := "^"
+	for _, w := range append(stream, "$") {
+		add("b:" + prev + " " + w)
+		prev = w
+	}
+	if hr := firstHan(toks); hr != "" {
+		rs := []rune(hr)
+		add("c^:" + string(rs[:min(2, len(rs))]))
+	}
+	trimmed := strings.TrimSpace(masked)
+	switch {
+	case strings.HasSuffix(trimmed, "?") || strings.HasSuffix(trimmed, "？"):
+		add("end:?")
+	case strings.HasSuffix(trimmed, "!") || strings.HasSuffix(trimmed, "！"):
+		add("end:!")
+	}
+	n := words + han/2
+	add("len:" + lengthBucket(n))
+	add("pos:" + string(pos))
+	add("script:" + script(words, han))
+	out := make([]string, 0, len(set))
+	for f := range set {
+		out = append(out, f)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func firstHan(toks []token) string {
+	if len(toks) > 0 && toks[0].han {
+		return toks[0].text
+	}
+	return ""
+}
+
+func lengthBucket(n int) string {
+	switch {
+	case n <= 2:
+		return "1-2"
+	case n <= 5:
+		return "3-5"
+	case n <= 10:
+		return "6-10"
+	case n <= 20:
+		return "11-20"
+	}
+	return "21+"
+}
+
+func script(words, han int) string {
+	switch {
+	case han == 0:
+		return "latin"
+	case words == 0:
+		return "han"
+	case han >= 2*words:
+		return "han+latin"
+	}
+	return "latin+han"
+}
+

@@ -1,0 +1,250 @@
+package offline
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/hindsight-memory/hindsight/lang/callargs"
+	"github.com/hindsight-memory/hindsight/lang/classify"
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// An insight is what the agent concluded, in its own words: a root cause,
+// why an attempt failed, which fix worked and why, a requirement of a
+// tool. Agents say these things between tool calls and in their closing
+// summary; the assistant classifier (lang/classify) tells them from plans,
+// guesses and status. Insights are the best wording of a lesson: the
+// failure→fix pairing finds what changed, the insight says why it
+// mattered.
+type insight struct {
+	event int
+	text  string
+	p     float64 // the classifier's probability of its best sentence
+	final bool    // said in the closing summary
+	used  bool
+}
+
+// keepInsight is the probability of "insight" a sentence needs.
+const keepInsight = 0.5
+
+// standaloneInsight is what an insight not tied to any failure→fix pair
+// needs to become a lesson of its own.
+const standaloneInsight = 0.7
+
+// maxInsightRunes bounds an insight made of several sentences.
+const maxInsightRunes = 420
+
+// agentInsights reads the assistant's messages: consecutive insight
+// sentences of one message make one insight.
+func agentInsights(events []memory.Event) []insight {
+	model := classify.MustFor(classify.RoleAssistant)
+	last := -1
+	for i, e := range events {
+		if e.Role == memory.RoleAssistant && strings.TrimSpace(e.Content) != "" {
+			last = i
+		}
+	}
+	var out []insight
+	for i, e := range events {
+		if e.Role != memory.RoleAssistant || strings.TrimSpace(e.Content) == "" {
+			continue
+		}
+		pos := classify.Later
+		if i == last {
+			pos = classify.Final
+		}
+		var cur *insight
+		for _, sent := range splitSentences(e.Content) {
+			p := model.Predict(sent, pos).P[1]
+			if p < keepInsight {
+				cur = nil
+				continue
+			}
+			if cur != nil && len([]rune(cur.text))+len([]rune(sent)) <= maxInsightRunes {
+				cur.text += " " + sent
+				cur.p = max(cur.p, p)
+				continue
+			}
+			out = append(out, insight{event: i, text: sent, p: p, final: i == last})
+			cur = &out[len(out)-1]
+		}
+	}
+	return out
+}
+
+// Openings of an agent's sentence that report rather than state.
+var insightLeadRE = regexp.MustCompile(`(?i)^(?:done|fixed|works|working|recovered|resolved|summary|in short|tl;dr|note|noted|understood|confirmed|got it|ok(?:ay)?|good news|update|result|status|key point|the key|关键|要点|总结|小结|结论|原因|根因|已解决|已修复|好的|明白)\s*[:：,，.。;；—-]+\s*`)
+
+// insightMemory is an insight as a lesson's content: its reporting
+// opening dropped, ending in a full stop.
+func insightMemory(s string) string {
+	s = strings.TrimSpace(s)
+	for {
+		t := insightLeadRE.ReplaceAllString(s, "")
+		if t == s || wordCount(t) < 3 {
+			break
+		}
+		s = t
+	}
+	return finish(s)
+}
+
+// lessonTokens are the words of a lesson that tie an insight to it: its
+// fix's settings, the failed call's target and program, and its cause.
+func lessonTokens(l lesson, fix *action) map[string]bool {
+	set := map[string]bool{}
+	addAll := func(s string) {
+		for _, t := range tokens(fold(s)) {
+			if len(t) >= 3 && !isNumber(t) && !hollowWords[t] {
+				set[t] = true
+			}
+		}
+	}
+	if fix != nil {
+		for _, p := range params(fix) {
+			addAll(p.Key)
+			addAll(p.Value)
+		}
+	}
+	addAll(l.target)
+	addAll(l.program)
+	addAll(l.counter)
+	return set
+}
+
+func overlap(text string, set map[string]bool) int {
+	n := 0
+	seen := map[string]bool{}
+	for _, t := range tokens(fold(text)) {
+		if set[t] && !seen[t] {
+			seen[t] = true
+			n++
+		}
+	}
+	return n
+}
+
+// attachInsights words each lesson with the insight that explains it: one
+// said while the failure was being fixed or in the closing summary, that
+// shares words with the fix or the failure. The lesson keeps the fix's
+// settings verbatim: if the insight does not name them, they follow it.
+func attachInsights(ls []lesson, ins []insight) {
+	for li := range ls {
+		l := &ls[li]
+		set := lessonTokens(*l, l.fix)
+		lo, hi := l.firstEvent-1, l.lastEvent+3
+		best, bestScore := -1, 0.0
+		for k, in := range ins {
+			if in.used {
+				continue
+			}
+			near := in.event >= lo && in.event <= hi
+			ov := overlap(in.text, set)
+			if !near && !(in.final && ov > 0) {
+				continue
+			}
+			if ov == 0 && !near {
+				continue
+			}
+			score := in.p * (1 + float64(min(ov, 4)))
+			if score > bestScore {
+				best, bestScore = k, score
+			}
+		}
+		if best < 0 || overlap(ins[best].text, set) == 0 {
+			continue
+		}
+		ins[best].used = true
+		content := insightMemory(ins[best].text)
+		if missing := missingSettings(content, l.fix); len(missing) > 0 {
+			content = strings.TrimRight(content, ".。") + fixSuffix(content, missing)
+		}
+		l.content = content
+		l.worded = true
+		if !slices.Contains(l.evidence, ins[best].event) {
+			l.evidence = append(l.evidence, ins[best].event)
+			slices.Sort(l.evidence)
+		}
+	}
+}
+
+// missingSettings are the fix's settings an insight does not mention.
+func missingSettings(text string, fix *action) []callargs.Param {
+	if fix == nil {
+		return nil
+	}
+	f := fold(text)
+	var out []callargs.Param
+	for _, p := range params(fix) {
+		if !strings.Contains(f, fold(p.Key)) && !strings.Contains(f, fold(p.Value)) {
+			out = append(out, p)
+		}
+	}
+	if len(out) > 3 {
+		out = out[:3]
+	}
+	return out
+}
+
+func fixSuffix(content string, ps []callargs.Param) string {
+	if langOf(content) == langZH {
+		return "（修复：" + callargs.Join(ps, "、") + "）。"
+	}
+	return " (fix: " + callargs.Join(ps, " ") + ")."
+}
+
+// standaloneLessons turns the strongest insights not tied to a
+// failure→fix pair into lessons: what the agent concluded about a problem
+// it could not fix, or a finding stated in its summary.
+func standaloneLessons(ins []insight, acts []*action, max int) []lesson {
+	var cands []insight
+	for _, in := range ins {
+		if !in.used && in.p >= standaloneInsight && substantive(in.text) {
+			cands = append(cands, in)
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b insight) int {
+		sa, sb := a.p, b.p
+		if a.final {
+			sa += 0.1
+		}
+		if b.final {
+			sb += 0.1
+		}
+		switch {
+		case sa > sb:
+			return -1
+		case sa < sb:
+			return 1
+		}
+		return a.event - b.event
+	})
+	var out []lesson
+	for _, in := range cands {
+		if len(out) == max {
+			break
+		}
+		l := lesson{content: insightMemory(in.text), evidence: []int{in.event}, firstEvent: in.event, lastEvent: in.event, worded: true}
+		// The failure it is about, when one came before it.
+		for k := len(acts) - 1; k >= 0; k-- {
+			a := acts[k]
+			if a.failed && a.lastEvent() < in.event {
+				l.counter = failureLine(a)
+				l.tool, l.program = a.tool, programOf(a)
+				break
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// failureLine says what failed and how, for a counter-example.
+func failureLine(a *action) string {
+	s := "`" + compactCode(a.primary, 100) + "` failed"
+	if a.cause != "" {
+		s += ": " + a.cause
+	}
+	return s
+}

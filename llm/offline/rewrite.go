@@ -1,0 +1,188 @@
+package offline
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Memories are written for a future agent: a statement the user made
+// becomes a self-contained sentence about the user or the team, in the
+// user's words and with every value kept verbatim. Rewriting is grammar,
+// not phrase lists: discourse markers that only make sense in the
+// conversation are dropped ("No,", "Close, but", "跟你说一下"), the person
+// changes (I → the user, we → the team, 我 → 用户, 我们 → 团队) with the
+// verb agreeing, and framing that tells the agent to remember adds
+// nothing once it is remembered ("keep that in mind", "记住").
+
+// Leading discourse: interjections, acknowledgements, reactions and
+// framing that open a sentence without being part of what it states. The
+// patterns run on the folded sentence and are stripped repeatedly.
+var (
+	leadEN = regexp.MustCompile(`^(?:(?:no+|nope|nah|yes|yeah|yep|right|ok(?:ay)?|sure|fine|good|great|perfect|cool|nice|thanks|thank you|thx|ty|hm+|uh+|um+|oh|ah|well|wait|hold on|stop|sorry|close|almost|not quite|update|correction|important|reminder|note|again|ugh|argh|that's (?:wrong|not right|not it)|not again)(?:\s*[,.:;!—–-]+|\s+no+\b)|(?:actually|also|and|but|so|plus|btw|by the way|fyi|ps|heads[- ]up|one (?:more|last) (?:thing|detail)(?: on [^:,]{1,40})?|another thing|quick note|for (?:the )?record|for context|just so you know|change of plan(?: for [^:,]{1,60})?|to be clear|as i said|like i said|as always|as usual|same as (?:last time|before)|please)\b)[\s,.:;!—–-]*`)
+	leadZH = regexp.MustCompile(`^(?:不对|不是|不行|错了|又错了|又是|好的|好|嗯|哦|噢|哎|唉|行|可以了|可以|对|对了|另外|还有|顺便说一下|顺便|补充一下|补充|说一下|跟你说一下|和你说一下|告诉你|提醒一下|提醒|记一下|记住|记得|请记住|请记得|注意|说过了|说过多少次了|我说过|上次说过的|老规矩|老样子|重要|还是|然后|而且|并且|就是|其实|另外说一下|对了还有|等等|等一下|停)[\s，,。.：:；;！!、—-]*`)
+	// Framing anywhere in the sentence: what asks the agent to remember.
+	framingEN = regexp.MustCompile(`(?i)\s*[,;—–-]*\s*\b(?:so |and )?(?:please )?(?:keep (?:that|this|it) in mind|bear (?:that|this) in mind|remember (?:that|this)|note (?:that|this) down|don't forget (?:that|this)|make a note of (?:that|it|this))\b(?: (?:when|for|next time|going forward|from now on)[^,.;!?]*)?`)
+	framingLeadEN = regexp.MustCompile(`(?i)^(?:from now on|going forward|from here on(?: out)?|in (?:the )?future|for the future|next time|please remember(?: that| to)?|remember(?: that| to)?|keep in mind(?: that)?|note that|make sure (?:that|to)?|just make sure(?: that| to)?|always remember to)\b[\s,:]*`)
+	framingZH     = regexp.MustCompile(`[，,]?\s*(?:你)?(?:记住了?|记一下|记下来|别忘了|留意一下)[。！!]?$`)
+	trailingEN    = regexp.MustCompile(`(?i)[\s,;—–-]*\b(?:please|pls|thanks|thank you|thx|ok\??|okay\??|alright\??|got it\??|yeah\??|lol)\s*[.!?]*$`)
+)
+
+// memoryForm rewrites a user's statement as a memory: see the comment at
+// the top of this file. kind says what it is; Chinese statements stay
+// Chinese.
+func memoryForm(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return s
+	}
+	if langOf(s) == langZH {
+		return finish(rewriteZH(s))
+	}
+	return finish(rewriteEN(s))
+}
+
+// stripLead removes leading discourse while something substantive
+// remains: "No." alone is kept for the caller to judge.
+func stripLead(s string, re *regexp.Regexp) string {
+	for {
+		f := fold(s)
+		m := re.FindStringIndex(f)
+		if m == nil || m[1] == 0 {
+			return s
+		}
+		// fold may change byte lengths (NFKC); map the match back by runes.
+		cut := runePrefixLen(s, utf8.RuneCountInString(f[:m[1]]))
+		rest := strings.TrimSpace(s[cut:])
+		if wordCount(rest) < 2 {
+			return s
+		}
+		s = rest
+	}
+}
+
+// runePrefixLen is the byte length of the first n runes of s.
+func runePrefixLen(s string, n int) int {
+	i := 0
+	for k := 0; k < n && i < len(s); k++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return i
+}
+
+func rewriteEN(s string) string {
+	s = stripLead(s, leadEN)
+	for {
+		t := stripLead(framingLeadEN.ReplaceAllString(s, ""), leadEN)
+		if t == s || wordCount(t) < 2 {
+			break
+		}
+		s = t
+	}
+	if t := framingEN.ReplaceAllString(s, ""); wordCount(t) >= 2 {
+		s = t
+	}
+	if t := trailingEN.ReplaceAllString(s, ""); wordCount(t) >= 2 {
+		s = t
+	}
+	s = thirdPersonEN(s)
+	return strings.Trim(s, " ,;:—–-")
+}
+
+// English person: subject pronouns with the verb that follows, object and
+// possessive pronouns. The user is "the user"; "we" is the team.
+var (
+	contractedEN = []struct{ re, repl string }{
+		{`\bi'm\b`, "the user is"}, {`\bi am\b`, "the user is"}, {`\bi've\b`, "the user has"},
+		{`\bi'd\b`, "the user would"}, {`\bi'll\b`, "the user will"}, {`\bi was\b`, "the user was"},
+		{`\bwe're\b`, "the team is"}, {`\bwe are\b`, "the team is"}, {`\bwe've\b`, "the team has"},
+		{`\bwe'd\b`, "the team would"}, {`\bwe'll\b`, "the team will"}, {`\bwe were\b`, "the team was"},
+	}
+	contractedRE = func() []*regexp.Regexp {
+		out := make([]*regexp.Regexp, len(contractedEN))
+		for i, c := range contractedEN {
+			out[i] = regexp.MustCompile(`(?i)` + c.re)
+		}
+		return out
+	}()
+	subjectRE    = regexp.MustCompile(`(?i)\b(i|we)\s+((?:(?:always|never|usually|generally|normally|really|just|also|only|still|mostly|genuinely|definitely|absolutely|strongly|actually|totally|honestly|even|all|both|typically|basically|literally)\s+)*)([a-z][a-z']*)`)
+	possessiveRE = regexp.MustCompile(`(?i)\b(my|our|mine|ours|me|us|myself|ourselves)\b`)
+	modalsEN     = wordSet(`can can't cannot could couldn't will won't would wouldn't shall should shouldn't must mustn't may might need't ought did didn't was were had`)
+)
+
+func thirdPersonEN(s string) string {
+	for i, re := range contractedRE {
+		repl := contractedEN[i].repl
+		s = re.ReplaceAllString(s, repl)
+	}
+	s = subjectRE.ReplaceAllStringFunc(s, func(m string) string {
+		sm := subjectRE.FindStringSubmatch(m)
+		who := "the user"
+		if strings.EqualFold(sm[1], "we") {
+			who = "the team"
+		}
+		return who + " " + sm[2] + thirdSingular(sm[3])
+	})
+	s = possessiveRE.ReplaceAllStringFunc(s, func(m string) string {
+		switch strings.ToLower(m) {
+		case "my", "mine":
+			return "the user's"
+		case "our", "ours":
+			return "the team's"
+		case "me", "myself":
+			return "the user"
+		}
+		return "the team"
+	})
+	return capitalize(s)
+}
+
+// thirdSingular conjugates a verb for a third-person singular subject.
+func thirdSingular(v string) string {
+	lv := strings.ToLower(v)
+	switch {
+	case modalsEN[lv] || strings.HasSuffix(lv, "ed") || strings.Contains(lv, "'"):
+		if lv == "don't" {
+			return "doesn't"
+		}
+		if lv == "haven't" {
+			return "hasn't"
+		}
+		return v
+	case lv == "am", lv == "are":
+		return "is"
+	case lv == "have":
+		return "has"
+	case lv == "do":
+		return "does"
+	case lv == "go":
+		return "goes"
+	case strings.HasSuffix(lv, "s") || strings.HasSuffix(lv, "sh") || strings.HasSuffix(lv, "ch") || strings.HasSuffix(lv, "x") || strings.HasSuffix(lv, "z"):
+		if strings.HasSuffix(lv, "ss") || !strings.HasSuffix(lv, "s") {
+			return v + "es"
+		}
+		return v // already inflected, or a noun
+	case strings.HasSuffix(lv, "y") && len(lv) > 1 && !strings.ContainsRune("aeiou", rune(lv[len(lv)-2])):
+		return v[:len(v)-1] + "ies"
+	}
+	return v + "s"
+}
+
+// Chinese person: 我们/咱们 are the team, 我 is the user. 你 addressing
+// the agent is left: an instruction stays an instruction.
+var (
+	weZH = regexp.MustCompile(`我们(?:这边|这里|公司|组|团队)?|咱们`)
+	iZH  = regexp.MustCompile(`我(?:这边|这里)?`)
+)
+
+func rewriteZH(s string) string {
+	s = stripLead(s, leadZH)
+	if t := framingZH.ReplaceAllString(s, ""); wordCount(t) >= 2 {
+		s = t
+	}
+	s = weZH.ReplaceAllString(s, "团队")
+	s = iZH.ReplaceAllString(s, "用户")
+	return strings.TrimLeftFunc(strings.Trim(s, " ，,；;：:"), unicode.IsSpace)
+}
