@@ -79,7 +79,7 @@ func (a *Activities) neighbors(ctx context.Context, tenant string, c memory.Cand
 	if err != nil {
 		return nil, fmt.Errorf("embed candidate: %w", err)
 	}
-	f := memory.VectorFilter{Tenant: tenant, Kinds: []memory.Kind{c.Kind}, Statuses: []string{string(memory.StatusLive)}}
+	f := memory.VectorFilter{Tenant: tenant, Kinds: c.Kind.Comparable(), Statuses: []string{string(memory.StatusLive)}}
 	hits, err := a.Index.Search(ctx, memory.CollectionMemories, vecs[0], f, max(a.Merge.MaxNeighbors, 1))
 	if err != nil {
 		return nil, fmt.Errorf("search similar memories: %w", err)

@@ -136,6 +136,18 @@ func (k Kind) Valid() bool {
 	return false
 }
 
+// Comparable returns the kinds whose memories a memory of kind k is
+// compared with when it is merged: a preference, a rule and a fact about
+// the same thing can duplicate, refine or contradict each other ("reports
+// must use UTC" and "always give report times in UTC"), while a lesson is
+// compared with lessons.
+func (k Kind) Comparable() []Kind {
+	if k == KindLesson {
+		return []Kind{KindLesson}
+	}
+	return []Kind{KindPreference, KindRule, KindFact}
+}
+
 // Status is the lifecycle state of a semantic memory.
 type Status string
 
@@ -225,7 +237,26 @@ type Candidate struct {
 	// one it is merged for: consolidation promotes lessons seen across
 	// several episodes, and each counts as evidence.
 	Sources []string `json:"sources,omitempty"`
+	// Signal is how the user framed the statement, when the words that
+	// said so are not part of its content ("Again: …", "Change of plan:
+	// …", "One more detail: …"): a hint for the judge.
+	Signal Signal `json:"signal,omitempty"`
 }
+
+// Signal is how a statement relates to what was said before, as its
+// speaker framed it.
+type Signal string
+
+// Signals.
+const (
+	// SignalChange announces a change of mind or of state: it replaces
+	// what was said before about its subject.
+	SignalChange Signal = "change"
+	// SignalRestate repeats something said before ("again", "as I said").
+	SignalRestate Signal = "restate"
+	// SignalRefine adds detail to something said before.
+	SignalRefine Signal = "refine"
+)
 
 // Extraction is what an Extractor distils from one transcript.
 type Extraction struct {

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -43,6 +44,12 @@ type term struct {
 	// negated is set when every occurrence is in the scope of a negation
 	// cue ("never deploy", "不要上线").
 	negated bool
+	// dismissed is set when every occurrence is negated, rejected or named
+	// as what a change replaces ("从 poetry 迁到 uv …，不再用 poetry").
+	dismissed bool
+	// replacedAll is set when every occurrence names what a change
+	// replaces ("把 black 换成 ruff").
+	replacedAll bool
 }
 
 // valueRef is one value of a slot as a statement uses it.
@@ -61,6 +68,13 @@ type statement struct {
 	// values holds slot → values; slot is a category ("timezone") or, for
 	// numbers and key=value parameters, "n:<unit>" / "kv:<key>".
 	values map[string][]valueRef
+	// change is set when the statement announces a change of mind or of
+	// state ("change of plan", "no longer", "switched to", "改成", "不再"):
+	// it replaces what was said before about its subject.
+	change bool
+	// restates and refines are set when it repeats what was said before
+	// ("again", "还是", "上次说过") or adds detail to it ("one more detail").
+	restates, refines bool
 }
 
 // piece is one token of the analysed text, in order.
@@ -73,6 +87,7 @@ type piece struct {
 	slot    string // for values and numbers
 	canon   string
 	noun    string // for words that name a slot ("timestamps", "编码"): the slot
+	at      int    // byte offset in the folded text
 }
 
 type pieceKind int
@@ -187,13 +202,21 @@ func analyze(text string) *statement {
 	var pieces []piece
 	at := 0
 	for _, sp := range sc.spans {
-		pieces = append(pieces, gapPieces(f[at:sp.start], sc.proper)...)
-		pieces = append(pieces, sp.pieces...)
+		pieces = append(pieces, offset(gapPieces(f[at:sp.start], sc.proper), at)...)
+		ps := slices.Clone(sp.pieces)
+		for i := range ps {
+			ps[i].at = sp.start
+		}
+		pieces = append(pieces, ps...)
 		at = sp.end
 	}
-	pieces = append(pieces, gapPieces(f[at:], sc.proper)...)
+	pieces = append(pieces, offset(gapPieces(f[at:], sc.proper), at)...)
 	prefers := strings.Contains(f, "prefer") || strings.Contains(f, "偏好") || strings.Contains(f, "更喜欢")
-	return build(text, pieces, prefers)
+	st := build(text, pieces, prefers, replacedSpans(f))
+	st.change = lang.ChangeCue.MatchString(f)
+	st.restates = lang.RestateCue.MatchString(f)
+	st.refines = lang.RefineCue.MatchString(f)
+	return st
 }
 
 // fold lower-cases NFKC text, unifies quotes and dashes, and spells
@@ -396,14 +419,30 @@ const breakRunes = ",;:.!?，；：。！？\n"
 
 // gapPieces tokenises text between claimed spans: clause breaks, English
 // words and Chinese characters.
+// offset shifts the offsets of pieces read from a substring starting at
+// base of the folded text.
+func offset(ps []piece, base int) []piece {
+	for i := range ps {
+		ps[i].at += base
+	}
+	return ps
+}
+
 func gapPieces(s string, proper map[string]bool) []piece {
 	var out []piece
 	i := 0
+	mark := func(from int) {
+		for k := from; k < len(out); k++ {
+			out[k].at = i
+		}
+	}
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
+		from := len(out)
 		switch {
 		case strings.ContainsRune(breakRunes, r):
 			out = append(out, piece{kind: pBreak})
+			mark(from)
 			i += size
 		case lang.IsCJK(r):
 			j := i
@@ -415,6 +454,7 @@ func gapPieces(s string, proper map[string]bool) []piece {
 				j += sz
 			}
 			out = append(out, cjkPieces(s[i:j])...)
+			mark(from)
 			i = j
 		case r < utf8.RuneSelf && unicode.IsLetter(r):
 			loc := reWord.FindStringIndex(s[i:])
@@ -428,6 +468,7 @@ func gapPieces(s string, proper map[string]bool) []piece {
 				ps = []piece{{kind: pGap}}
 			}
 			out = append(out, ps...)
+			mark(from)
 			i += loc[1]
 		default:
 			i += size
@@ -483,7 +524,7 @@ func cjkPieces(run string) []piece {
 // build runs the clause-level pass: it resolves "not" (cue or contrast),
 // conditional bounds, negation and contrast scopes and number slots, and
 // collects the statement's terms and values.
-func build(text string, ps []piece, prefers bool) *statement {
+func build(text string, ps []piece, prefers bool, replaced [][2]int) *statement {
 	st := &statement{text: text, terms: map[string]*term{}, values: map[string][]valueRef{}}
 	for i := range ps {
 		if ps[i].kind != pBoundIfNum {
@@ -508,6 +549,7 @@ func build(text string, ps []piece, prefers bool) *statement {
 		p        piece
 		negated  bool
 		rejected bool
+		replaced bool // named as what a change replaces
 	}
 	var (
 		clause            []occurrence
@@ -521,6 +563,8 @@ func build(text string, ps []piece, prefers bool) *statement {
 		afterCue          bool // content since the clause's last cue
 		beforeCue         int  // occurrences before the clause's first cue
 		negCount          = map[*term]int{}
+		gone              = map[*term]int{} // occurrences negated, rejected or replaced
+		replacedCount     = map[*term]int{}
 		rejCount          = map[*term]int{}
 		count             = map[*term]int{}
 	)
@@ -554,6 +598,12 @@ func build(text string, ps []piece, prefers bool) *statement {
 			}
 			if o.rejected {
 				rejCount[o.t]++
+			}
+			if o.negated || o.rejected || o.replaced {
+				gone[o.t]++
+			}
+			if o.replaced {
+				replacedCount[o.t]++
 			}
 			if o.p.slot != "" {
 				canon := o.p.canon
@@ -640,14 +690,44 @@ func build(text string, ps []piece, prefers bool) *statement {
 		case t.noun != p.noun:
 			t.noun = "" // "超时时间": 时 is also a plain word here
 		}
-		clause = append(clause, occurrence{t: t, p: p, negated: negated, rejected: inContrast || negated && p.class == tValue})
+		clause = append(clause, occurrence{t: t, p: p, negated: negated, rejected: inContrast || negated && p.class == tValue, replaced: within(replaced, p.at)})
 	}
 	endClause()
 	for _, t := range st.terms {
 		t.negated = negCount[t] == count[t]
 		t.rejected = rejCount[t] == count[t]
+		t.dismissed = gone[t] == count[t]
+		t.replacedAll = replacedCount[t] == count[t] && count[t] > 0
 	}
 	return st
+}
+
+// Changes name what they replace: "switched from X to Y", "replace X
+// with Y", "从 X 迁到 Y", "把 X 换成 Y". replacedSpans finds the X of each
+// in the folded text, as byte ranges.
+var replacedREs = []*regexp.Regexp{
+	regexp.MustCompile(`\b(?:switch(?:ed|ing)?|mov(?:e|ed|ing)|migrat(?:e|ed|ing)|chang(?:e|ed|ing)|went|gone|upgrad(?:e|ed|ing)|port(?:ed|ing)?)\s+(?:\w+\s+)?from\s+([^,;.]{1,40}?)\s+(?:to|onto|over to)\b`),
+	regexp.MustCompile(`\breplac(?:e|ed|ing)\s+([^,;.]{1,40}?)\s+(?:with|by)\b`),
+	regexp.MustCompile(`(?:从|把|由)\s*([^，。；,;]{1,24}?)\s*(?:迁到|迁移到|换成|换到|改成|改为|改到|切到|切换到|替换成|升级到|换为)`),
+}
+
+func replacedSpans(folded string) [][2]int {
+	var out [][2]int
+	for _, re := range replacedREs {
+		for _, m := range re.FindAllStringSubmatchIndex(folded, -1) {
+			out = append(out, [2]int{m[2], m[3]})
+		}
+	}
+	return out
+}
+
+func within(spans [][2]int, at int) bool {
+	for _, sp := range spans {
+		if at >= sp[0] && at < sp[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // numberSlot names the slot of the number at folded[s:e]: the unit or

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 
+	"github.com/hindsight-memory/hindsight/lang"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -95,7 +97,36 @@ func compare(existing, candidate *statement) relation {
 	sortTerms(onlyA)
 	sortTerms(onlyB)
 
+	// A change of mind names what it replaces: "we no longer use
+	// PagerDuty", "instead of USD", "不再用 poetry". When the candidate
+	// announces a change and negates or rejects a name or value the
+	// existing memory asserts, the change replaces that memory, however
+	// differently the rest is worded.
+	if candidate.change {
+		var dropped []*term
+		for _, t := range shared {
+			tb := b.terms[t.key]
+			if t.class != tAnchor && t.class != tValue && t.class != tParam && !tb.replacedAll {
+				continue
+			}
+			if tb.dismissed && !t.rejected && !t.negated {
+				dropped = append(dropped, t)
+			}
+		}
+		if len(dropped) > 0 {
+			return relation{memory.VerdictConflicts, fmt.Sprintf("the candidate changes %q, which the existing memory asserts (%s)", joinTerms(dropped), strings.Join(quoteAll(candidate.cues), ", "))}
+		}
+	}
+
 	if na, nb := filter(onlyA, isClass(tAnchor)), filter(onlyB, isClass(tAnchor)); len(na) > 0 && len(nb) > 0 {
+		// Under a change of mind, a name of the same shape in place of
+		// another on a shared subject is the new value ("switch the
+		// default region to eu-central-1" against "… is eu-west-1").
+		if candidate.change && len(filter(shared, isSubject)) > 0 {
+			if x, y, ok := sameShape(na, nb); ok {
+				return relation{memory.VerdictConflicts, fmt.Sprintf("the candidate changes %s to %s", x.surface, y.surface)}
+			}
+		}
 		return relation{memory.VerdictDistinct, fmt.Sprintf("different names: %s vs %s", surfaces(na), surfaces(nb))}
 	}
 
@@ -142,6 +173,19 @@ func compare(existing, candidate *statement) relation {
 			return relation{memory.VerdictConflicts, fmt.Sprintf("same subject %q, but the candidate asserts %q, which the existing memory rejects", subject, joinTerms(rejectedByA))}
 		}
 	}
+	// A restatement ("again", "还是", "same … rule") of a memory it shares
+	// its subject or its values with, and whose values it does not change,
+	// is that memory said again, in other words.
+	if candidate.restates && len(diffs) == 0 && len(flipped) == 0 && len(rejectedByB) == 0 && restatedIn(a, b, shared, sharedSubj, subjA, subjB) {
+		return relation{memory.VerdictDuplicate, fmt.Sprintf("the candidate restates the existing memory (%s) about %q", strings.Join(quoteAll(restateCues(candidate.text)), ", "), joinTerms(shared))}
+	}
+	if disagree := len(diffs) > 0 || len(flipped) > 0 || len(rejectedByB) > 0; disagree && candidate.change && looselySameSubject(sharedSubj, subjA, subjB) {
+		// The candidate announces a change ("instead of USD, use EUR",
+		// "以后改成 UTC") and disagrees with a memory that shares its
+		// subject, if less of it than a plain restatement would: the
+		// change replaces it.
+		return relation{memory.VerdictConflicts, fmt.Sprintf("the candidate changes what the existing memory says about %q: %s", subject, disagreement(diffs, flipped, nil, rejectedByB))}
+	}
 	if len(diffs) > 0 || len(flipped) > 0 || len(rejectedByA)+len(rejectedByB) > 0 {
 		return relation{memory.VerdictDistinct, fmt.Sprintf("they disagree (%s), but not clearly about the same subject (%s vs %s); unsure, not merged",
 			disagreement(diffs, flipped, rejectedByA, rejectedByB), describe(subjA), describe(subjB))}
@@ -174,6 +218,82 @@ func compare(existing, candidate *statement) relation {
 		return relation{memory.VerdictDistinct, fmt.Sprintf("the candidate only adds words (%s), no concrete parameter; unsure, not merged", describe(onlyB))}
 	}
 	return relation{memory.VerdictDistinct, fmt.Sprintf("each says something the other does not: %s vs %s", describe(onlyA), describe(onlyB))}
+}
+
+// restatedIn reports whether b can restate a: they share most of the
+// smaller subject, or the values b asserts are all among a's.
+func restatedIn(a, b *statement, shared, sharedSubj, subjA, subjB []*term) bool {
+	if looselySameSubject(sharedSubj, subjA, subjB) {
+		return true
+	}
+	asserted := 0
+	for _, t := range b.terms {
+		if (t.class == tValue || t.class == tAnchor || t.class == tParam) && !t.rejected && !t.negated {
+			asserted++
+			ta, ok := a.terms[t.key]
+			if !ok || ta.rejected || ta.negated {
+				return false
+			}
+		}
+	}
+	return asserted > 0
+}
+
+func restateCues(text string) []string {
+	return lang.RestateCue.FindAllString(lang.Fold(text), 3)
+}
+
+// sameShape finds a name of each list written the same way, letters and
+// digits aside ("eu-west-1" and "eu-central-1", "pg-orders-ro" and
+// "pg-orders-primary"): the same slot with another value.
+func sameShape(as, bs []*term) (*term, *term, bool) {
+	for _, x := range as {
+		for _, y := range bs {
+			if shapeOf(x.surface) == shapeOf(y.surface) && strings.ContainsAny(x.surface, "-_./:") {
+				return x, y, true
+			}
+		}
+	}
+	return nil, nil, false
+}
+
+func shapeOf(s string) string {
+	var b strings.Builder
+	last := rune(0)
+	for _, r := range s {
+		var c rune
+		switch {
+		case r >= '0' && r <= '9':
+			c = '9'
+		case unicode.IsLetter(r):
+			c = 'a'
+		default:
+			c = r
+		}
+		if c != last || (c != 'a' && c != '9') {
+			b.WriteRune(c)
+		}
+		last = c
+	}
+	return b.String()
+}
+
+// minLooseSubject is the share of the smaller subject a change must
+// share with a memory to replace it.
+const minLooseSubject = 0.5
+
+// looselySameSubject reports whether two statements share at least half
+// of the smaller one's subject terms, and at least two of them (one when
+// that is all the smaller one has).
+func looselySameSubject(shared, a, b []*term) bool {
+	small := min(len(a), len(b))
+	if small == 0 || len(shared) == 0 {
+		return false
+	}
+	if len(shared) < 2 && small > 1 {
+		return false
+	}
+	return float64(len(shared))/float64(small) >= minLooseSubject
 }
 
 // withoutSlotNouns returns s without the terms that name a slot either

@@ -139,7 +139,7 @@ var cues = []string{
 	"do not", "does not", "did not", "don't", "dont", "doesn't", "didn't", "never",
 	"no longer", "avoid", "avoids", "avoiding", "must not", "mustn't", "should not",
 	"shouldn't", "cannot", "can't", "can not", "not", "no", "disable", "disables",
-	"disabled", "forbidden", "prohibited", "not allowed",
+	"disabled", "forbidden", "prohibited", "not allowed", "stop using", "stop doing", "stop sending", "quit using",
 	"不要", "别", "不用", "禁止", "不再", "不能", "不得", "不可", "不许", "不准", "勿", "切勿",
 	"千万别", "千万不要", "避免", "严禁", "无需", "无须", "不必", "不需要", "不应", "不应该",
 	"不该", "从不", "绝不", "决不", "永远不要", "禁用", "不允许", "没必要",

@@ -3,6 +3,7 @@ package merge
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/hindsight-memory/hindsight/memory"
@@ -67,11 +68,19 @@ func (j *OfflineJudge) Judge(ctx context.Context, c memory.Candidate, neighbors 
 		ns = ns[:j.maxNeighbors]
 	}
 	cand := analyze(c.Content)
+	switch c.Signal {
+	case memory.SignalChange:
+		cand.change = true
+	case memory.SignalRestate:
+		cand.restates = true
+	case memory.SignalRefine:
+		cand.refines = true
+	}
 	best, bestRank := -1, -1
 	var rels []relation
 	for i, n := range ns {
 		var r relation
-		if n.Memory.Kind != c.Kind {
+		if !slices.Contains(c.Kind.Comparable(), n.Memory.Kind) {
 			r = relation{memory.VerdictDistinct, fmt.Sprintf("different kind (%s vs %s)", n.Memory.Kind, c.Kind)}
 		} else {
 			r = compare(analyze(n.Memory.Content), cand)

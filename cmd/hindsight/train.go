@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/hindsight-memory/hindsight/lang/classify"
 )
@@ -29,9 +31,18 @@ turn: how the models carry over to domains they were not trained on).`)
 	data := fs.String("data", filepath.Join("lang", "classify", "data"), "folder of labelled *.jsonl files")
 	outDir := fs.String("out", filepath.Join("lang", "classify", "models"), "folder to write the models to")
 	cv := fs.Bool("cv", false, "also print cross-validation scores")
+	predict := fs.String("predict", "", "instead of training, classify each line of standard input with the shipped models: user, assistant (prefix a line with 'opening:' or 'final:' for its position)")
 	mistakes := fs.Int("mistakes", 0, "with --cv, print this many held-out mistakes per model")
+	var opts classify.TrainOptions
+	fs.IntVar(&opts.Epochs, "epochs", 0, "training epochs (0: the default)")
+	fs.Float64Var(&opts.L2, "l2", 0, "L2 weight decay (0: the default)")
+	fs.Float64Var(&opts.Rate, "rate", 0, "AdaGrad learning rate (0: the default)")
+	dry := fs.Bool("dry-run", false, "do not write the models (with --cv: just measure)")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
+	}
+	if *predict != "" {
+		return predictLines(*predict, os.Stdin, out)
 	}
 	xs, err := classify.LoadData(os.DirFS(*data), ".")
 	if err != nil {
@@ -43,7 +54,7 @@ turn: how the models carry over to domains they were not trained on).`)
 	for _, role := range []classify.Role{classify.RoleUser, classify.RoleAssistant} {
 		rx := classify.OfRole(xs, role)
 		labels := classify.LabelsOf(role)
-		m, err := classify.Train(string(role), labels, rx, classify.TrainOptions{})
+		m, err := classify.Train(string(role), labels, rx, opts)
 		if err != nil {
 			return err
 		}
@@ -52,7 +63,9 @@ turn: how the models carry over to domains they were not trained on).`)
 			return err
 		}
 		path := filepath.Join(*outDir, filepath.Base(classify.ModelFile(role)))
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		if *dry {
+			path = "(not written)"
+		} else if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "%s: %d examples, %d features, %d bytes → %s\n", role, len(rx), m.Size(), buf.Len(), path)
@@ -60,7 +73,7 @@ turn: how the models carry over to domains they were not trained on).`)
 			continue
 		}
 		for _, byFile := range []bool{false, true} {
-			r, err := classify.CrossValidate(string(role), labels, rx, 5, byFile, classify.TrainOptions{})
+			r, err := classify.CrossValidate(string(role), labels, rx, 5, byFile, opts)
 			if err != nil {
 				return err
 			}
@@ -83,4 +96,40 @@ turn: how the models carry over to domains they were not trained on).`)
 		}
 	}
 	return nil
+}
+
+// predictLines prints the shipped model's reading of each input line, with
+// the features that pull most towards its label.
+func predictLines(role string, in io.Reader, out io.Writer) error {
+	m, err := classify.For(classify.Role(role))
+	if err != nil {
+		return err
+	}
+	if m == nil {
+		return fmt.Errorf("--predict %q: want user or assistant", role)
+	}
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		pos := classify.Later
+		for _, p := range []classify.Position{classify.Opening, classify.Final} {
+			if rest, ok := strings.CutPrefix(line, string(p)+":"); ok {
+				pos, line = p, strings.TrimSpace(rest)
+			}
+		}
+		p := m.Predict(line, pos)
+		var probs []string
+		for i, l := range m.Labels {
+			probs = append(probs, fmt.Sprintf("%s %.2f", l, p.P[i]))
+		}
+		var why []string
+		for _, c := range m.Explain(line, pos, p.Label, 6) {
+			why = append(why, fmt.Sprintf("%s %+.2f", c.Feature, c.Weight))
+		}
+		fmt.Fprintf(out, "%-10s %s | %s\n    %s\n", p.Label, strings.Join(probs, " "), line, strings.Join(why, ", "))
+	}
+	return sc.Err()
 }

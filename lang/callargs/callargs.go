@@ -17,6 +17,9 @@ type Param struct {
 	Value string
 	// Flag marks a command-line flag, Eq one written --key=value.
 	Flag, Eq bool
+	// Scope names what the setting belongs to when a call has several
+	// parts (the program of one command of a pipeline); "" otherwise.
+	Scope string
 }
 
 // String writes p back the way it was written: "--force", "-n staging",
@@ -36,7 +39,7 @@ func (p Param) String() string {
 // place, so that the last value of a repeated key wins and settings stay
 // in order of first appearance.
 func Add(ps []Param, p Param) []Param {
-	if i := slices.IndexFunc(ps, func(q Param) bool { return q.Key == p.Key }); i >= 0 {
+	if i := slices.IndexFunc(ps, func(q Param) bool { return q.Key == p.Key && q.Scope == p.Scope }); i >= 0 {
 		ps[i] = p
 		return ps
 	}

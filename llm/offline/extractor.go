@@ -152,6 +152,7 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 			Content:  s.content,
 			TaskType: tt,
 			Evidence: eventIDs(t, []int{s.event}),
+			Signal:   s.signal,
 		}, nil})
 	}
 	slices.SortStableFunc(rs, func(a, b ranked) int { return a.at - b.at })

@@ -101,11 +101,12 @@ func lessonTokens(l lesson, fix *action) map[string]bool {
 			}
 		}
 	}
+	for _, p := range l.settings {
+		addAll(p.Key)
+		addAll(p.Value)
+	}
 	if fix != nil {
-		for _, p := range params(fix) {
-			addAll(p.Key)
-			addAll(p.Value)
-		}
+		addAll(fix.primary)
 	}
 	addAll(l.target)
 	addAll(l.program)
@@ -157,7 +158,7 @@ func attachInsights(ls []lesson, ins []insight) {
 		}
 		ins[best].used = true
 		content := insightMemory(ins[best].text)
-		if missing := missingSettings(content, l.fix); len(missing) > 0 {
+		if missing := missingSettings(content, l.settings); len(missing) > 0 {
 			content = strings.TrimRight(content, ".。") + fixSuffix(content, missing)
 		}
 		l.content = content
@@ -169,14 +170,12 @@ func attachInsights(ls []lesson, ins []insight) {
 	}
 }
 
-// missingSettings are the fix's settings an insight does not mention.
-func missingSettings(text string, fix *action) []callargs.Param {
-	if fix == nil {
-		return nil
-	}
+// missingSettings are the settings a fix changed that an insight does
+// not mention.
+func missingSettings(text string, settings []callargs.Param) []callargs.Param {
 	f := fold(text)
 	var out []callargs.Param
-	for _, p := range params(fix) {
+	for _, p := range settings {
 		if !strings.Contains(f, fold(p.Key)) && !strings.Contains(f, fold(p.Value)) {
 			out = append(out, p)
 		}
@@ -198,6 +197,11 @@ func fixSuffix(content string, ps []callargs.Param) string {
 // failure→fix pair into lessons: what the agent concluded about a problem
 // it could not fix, or a finding stated in its summary.
 func standaloneLessons(ins []insight, acts []*action, max int) []lesson {
+	if len(acts) == 0 {
+		// Without tool calls the agent only explained things: what it knows
+		// in general is not experience learned in this environment.
+		return nil
+	}
 	var cands []insight
 	for _, in := range ins {
 		if !in.used && in.p >= standaloneInsight && substantive(in.text) {

@@ -39,13 +39,70 @@ func params(a *action) []callargs.Param {
 	case primaryCode:
 		found = callargs.Assignments(a.primary)
 	case primaryCommand:
-		found = callargs.Flags(shellFields(a.primary))
+		found = commandParams(a.primary)
 	}
 	for _, p := range found {
 		out = callargs.Add(out, p)
 	}
 	return out
 }
+
+// commandParams are the settings of a command line: for each command of
+// its pipelines and lists, its environment assignments (NAME=value before
+// it, or exported before it), a privilege wrapper (sudo), and its flags,
+// each scoped by the command's program so that `tail -n 8` and `head -n
+// 1` are different settings. Commands that only view or filter output
+// (tail, grep, jq, …) and the scene around the work (cd, echo) have no
+// settings that matter: changing them changes what is shown, not whether
+// the work succeeds.
+func commandParams(line string) []callargs.Param {
+	var out []callargs.Param
+	for _, seg := range segments(shellFields(stripRedirects(line))) {
+		words := seg
+		if len(words) > 0 && words[0] == "export" {
+			for _, w := range words[1:] {
+				if isAssignment(w) {
+					k, v, _ := strings.Cut(w, "=")
+					out = callargs.Add(out, callargs.Param{Key: k, Value: v})
+				}
+			}
+			continue
+		}
+		for len(words) > 0 && (isAssignment(words[0]) || wrappers[words[0]]) {
+			if w := words[0]; w == "sudo" {
+				out = callargs.Add(out, callargs.Param{Key: "sudo", Flag: true})
+			} else if isAssignment(w) {
+				k, v, _ := strings.Cut(w, "=")
+				out = callargs.Add(out, callargs.Param{Key: k, Value: v})
+			}
+			words = words[1:]
+		}
+		if len(words) == 0 || sceneCommands[words[0]] || outputFilters[baseName(words[0])] {
+			continue
+		}
+		prog := baseName(words[0])
+		for _, p := range callargs.Flags(words) {
+			p.Scope = prog
+			out = callargs.Add(out, p)
+		}
+	}
+	return out
+}
+
+// outputFilters only view, page or reshape what another command printed.
+var outputFilters = wordSet(`tail head grep egrep fgrep rg less more wc sort uniq cut awk tr column tee jq yq fold nl cat`)
+
+func baseName(w string) string {
+	if i := strings.LastIndexByte(w, '/'); i >= 0 {
+		return w[i+1:]
+	}
+	return w
+}
+
+// redirectRE matches shell redirections: 2>&1, >/dev/null, >> log.txt.
+var redirectRE = regexp.MustCompile(`\s\d*>>?&?\s*\S+|\s<\s*\S+`)
+
+func stripRedirects(s string) string { return redirectRE.ReplaceAllString(s, "") }
 
 // shellFields splits a command line at spaces outside quotes.
 func shellFields(s string) []string {
@@ -84,8 +141,9 @@ type lesson struct {
 	firstEvent, lastEvent int
 	tool, program         string // the failed call's tool and, for commands, program
 	target                string
-	fix                   *action // the call that fixed it, if any
-	worded                bool    // worded by the agent's insight
+	fix                   *action          // the call that fixed it, if any
+	settings              []callargs.Param // what the fix changed
+	worded                bool             // worded by the agent's insight
 }
 
 // findLessons pairs failed calls with the call that fixed them and renders
@@ -205,15 +263,19 @@ var (
 	callBeforeTargetRE = regexp.MustCompile(`([A-Za-z_][\w.]*)\(\s*['"]?$`)
 )
 
-// programOf is the program a command runs ("helm"), "" for other calls.
+// programOf is the program a command runs ("helm"), "" for other calls:
+// the program of its main segment (see mainSegment).
 func programOf(a *action) string {
 	if a.kind != primaryCommand {
 		return ""
 	}
-	toks := shellFields(a.primary)
-	for _, t := range toks {
-		if strings.Contains(t, "=") || t == "sudo" || t == "env" {
-			continue // VAR=value prefixes
+	segs := segments(shellFields(a.primary))
+	if len(segs) == 0 {
+		return ""
+	}
+	for _, t := range segs[mainSegment(segs)] {
+		if isAssignment(t) || wrappers[t] {
+			continue
 		}
 		if i := strings.LastIndexByte(t, '/'); i >= 0 {
 			t = t[i+1:]
@@ -223,16 +285,88 @@ func programOf(a *action) string {
 	return ""
 }
 
-// commandBase is a command without its flags: "alembic upgrade head".
+// commandBase is a command's main segment without its flags: "alembic
+// upgrade head".
 func commandBase(a *action) string {
+	segs := segments(shellFields(a.primary))
+	if len(segs) == 0 {
+		return ""
+	}
 	var out []string
-	for _, t := range shellFields(a.primary) {
+	for _, t := range segs[mainSegment(segs)] {
+		if len(out) == 0 && (isAssignment(t) || wrappers[t]) {
+			continue
+		}
 		if strings.HasPrefix(t, "-") || strings.ContainsAny(t, "|;&><") || len(out) == 4 {
 			break
 		}
 		out = append(out, t)
 	}
 	return strings.Join(out, " ")
+}
+
+// segments splits the words of a command line into the commands of its
+// pipelines and lists (at |, ||, &&, ; and &).
+func segments(words []string) [][]string {
+	var out [][]string
+	var cur []string
+	for _, w := range words {
+		switch w {
+		case "|", "||", "&&", ";", "&":
+			if len(cur) > 0 {
+				out = append(out, cur)
+			}
+			cur = nil
+			continue
+		}
+		if strings.HasSuffix(w, ";") && len(w) > 1 {
+			cur = append(cur, strings.TrimSuffix(w, ";"))
+			out = append(out, cur)
+			cur = nil
+			continue
+		}
+		cur = append(cur, w)
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// Commands that set the scene for the one that does the work.
+var (
+	sceneCommands = wordSet(`cd pushd popd export set unset source . echo printf sleep true false wait trap ulimit umask alias`)
+	wrappers      = wordSet(`sudo env nohup time timeout nice exec command builtin xargs`)
+)
+
+// mainSegment is the index of the segment that does the work: the first
+// that is not a change of directory, an export, an echo or the like.
+func mainSegment(segs [][]string) int {
+	for i, seg := range segs {
+		for _, t := range seg {
+			if isAssignment(t) || wrappers[t] {
+				continue
+			}
+			if !sceneCommands[t] {
+				return i
+			}
+			break
+		}
+	}
+	return 0
+}
+
+func isAssignment(w string) bool {
+	k, _, ok := strings.Cut(w, "=")
+	if !ok || k == "" || strings.HasPrefix(k, "-") {
+		return false
+	}
+	for i, r := range k {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // verbOf says what a call does to its target.
@@ -325,7 +459,7 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 		isNew := true
 		for _, f := range fails {
 			for _, q := range params(f) {
-				if q.Key != p.Key {
+				if q.Key != p.Key || q.Scope != p.Scope {
 					continue
 				}
 				isNew = false
@@ -349,7 +483,7 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 	}
 	sameCall := oneLine(first.primary) == oneLine(fix.primary)
 
-	l := lesson{tool: first.tool, program: program, target: obj}
+	l := lesson{tool: first.tool, program: program, target: obj, settings: use}
 	zh := ctx.lang == langZH
 	switch {
 	case sameCall:
@@ -412,8 +546,13 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 			l.counter = fmt.Sprintf("%s without %s failed: %s", capitalize(subjEN), callargs.Join(use, " "), cause)
 		}
 	default:
-		// No settings changed: compare the identifiers the calls use.
-		newT, oldT := tokenDiff(fix.primary, first.primary)
+		// No settings changed: compare the identifiers the calls use, when
+		// they run the same program (a different program is another
+		// approach, which only the agent's own words can explain).
+		if programOf(first) != programOf(fix) || first.tool != fix.tool {
+			return lesson{}, false
+		}
+		newT, oldT := tokenDiff(stripRedirects(fix.primary), stripRedirects(first.primary))
 		if len(newT) > 0 && len(newT) <= 3 && len(oldT) > 0 && len(oldT) <= 3 {
 			if zh {
 				l.content = fmt.Sprintf("%s时用 %s 而不是 %s；%s 会报 %s。", subjZH, strings.Join(newT, "、"), strings.Join(oldT, "、"), strings.Join(oldT, "、"), short)

@@ -107,7 +107,7 @@ var (
 		}
 		return out
 	}()
-	subjectRE    = regexp.MustCompile(`(?i)\b(i|we)\s+((?:(?:always|never|usually|generally|normally|really|just|also|only|still|mostly|genuinely|definitely|absolutely|strongly|actually|totally|honestly|even|all|both|typically|basically|literally)\s+)*)([a-z][a-z']*)`)
+	subjectRE    = regexp.MustCompile(`(?i)\b(i|we)\s+((?:(?:no longer|not|no|always|never|usually|generally|normally|really|just|also|only|still|mostly|genuinely|definitely|absolutely|strongly|actually|totally|honestly|even|all|both|typically|basically|literally)\s+)*)([a-z][a-z']*)`)
 	possessiveRE = regexp.MustCompile(`(?i)\b(my|our|mine|ours|me|us|myself|ourselves)\b`)
 	modalsEN     = wordSet(`can can't cannot could couldn't will won't would wouldn't shall should shouldn't must mustn't may might need't ought did didn't was were had`)
 )

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	hlang "github.com/hindsight-memory/hindsight/lang"
 	"github.com/hindsight-memory/hindsight/lang/classify"
 	"github.com/hindsight-memory/hindsight/memory"
 )
@@ -20,6 +21,9 @@ type statement struct {
 	// p is the classifier's probability that the statement is worth
 	// keeping (of its first sentence, or the best of them).
 	p float64
+	// signal is how the user framed it, read before rewriting drops the
+	// framing ("Change of plan: …", "Again: …").
+	signal memory.Signal
 }
 
 // keepStatement is the probability of "worth keeping" (any label but
@@ -95,10 +99,25 @@ func userStatements(events []memory.Event) []statement {
 			if !substantive(content) {
 				continue
 			}
-			out = append(out, statement{kind: kind, content: content, event: i, p: p})
+			out = append(out, statement{kind: kind, content: content, event: i, p: p, signal: signalOf(text)})
 		}
 	}
 	return out
+}
+
+// signalOf reads how a statement is framed: a change, a refinement or a
+// restatement (see package lang's cues).
+func signalOf(s string) memory.Signal {
+	f := hlang.Fold(s)
+	switch {
+	case hlang.ChangeCue.MatchString(f):
+		return memory.SignalChange
+	case hlang.RefineCue.MatchString(f):
+		return memory.SignalRefine
+	case hlang.RestateCue.MatchString(f):
+		return memory.SignalRestate
+	}
+	return ""
 }
 
 // Words that make a sentence lean on the one before: pronouns and
@@ -245,9 +264,12 @@ func markComplaints(events []memory.Event, acts []*action, evals []evaluation) [
 		// The last call that started before the complaint (acts are in
 		// order of their first event).
 		k := sort.Search(len(acts), func(i int) bool { return acts[i].events[0] >= ev.event }) - 1
+		bare := bareVerdictRE.MatchString(strings.Trim(c.text, ",，;；、。.!！ "))
 		if k >= 0 && acts[k].lastEvent() < ev.event && acts[k].events[0] > prevUser {
 			a := acts[k]
-			if !a.failed {
+			// A bare "wrong!" says that the call did not do what was
+			// wanted, not what went wrong: no lesson can be drawn from it.
+			if !a.failed && !bare {
 				a.failed, a.userReported, a.cause, a.complaint = true, true, c.text, ev.event
 			}
 			c.action = a
