@@ -13,7 +13,7 @@ import (
 
 // FeatureVersion names the feature extraction. A model records the
 // version it was trained with and refuses to load under another one.
-const FeatureVersion = "f2"
+const FeatureVersion = "f4"
 
 // Position says where a sentence sits in a session.
 type Position string
@@ -134,7 +134,12 @@ func tokens(s string) []token {
 // Features returns the features of one sentence at a position: what a
 // model sees. They are sorted and without repeats.
 func Features(sentence string, pos Position) []string {
-	masked := Masks(sentence)
+	// Words are read from what the sentence states, without its leading
+	// discourse ("No —", "跟你说一下，"); the discourse is a feature of its
+	// own, and the cues are read from the whole sentence.
+	core, lead := lang.SplitLead(sentence)
+	full := Masks(sentence)
+	masked := Masks(core)
 	toks := tokens(masked)
 	set := map[string]struct{}{}
 	add := func(f string) { set[f] = struct{}{} }
@@ -189,12 +194,23 @@ func Features(sentence string, pos Position) []string {
 		rs := []rune(hr)
 		add("c^:" + string(rs[:min(2, len(rs))]))
 	}
-	trimmed := strings.TrimSpace(masked)
+	trimmed := strings.TrimSpace(full)
 	switch {
 	case strings.HasSuffix(trimmed, "?") || strings.HasSuffix(trimmed, "？"):
 		add("end:?")
 	case strings.HasSuffix(trimmed, "!") || strings.HasSuffix(trimmed, "！"):
 		add("end:!")
+	}
+	if lead != "" {
+		l := []rune(strings.Trim(fold(lead), " ,.:;!?—–-，。：；！？、"))
+		add("lead:" + string(l[:min(len(l), 8)]))
+		add("lead")
+	}
+	for _, c := range cueFeatures {
+		if c.re.MatchString(full) {
+			add("cue:" + c.name)
+			add("cue:" + c.name + "@" + string(pos))
+		}
 	}
 	n := words + han/2
 	add("len:" + lengthBucket(n))
@@ -206,6 +222,29 @@ func Features(sentence string, pos Position) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// cueFeatures seed the models with the closed-class words that frame a
+// statement: what makes it standing, binding, a taste, a fact about "us",
+// a change, a one-off, a question or a request. They are features, not
+// rules: the models learn how much each counts, and with what.
+var cueFeatures = []struct {
+	name string
+	re   *regexp.Regexp
+}{
+	{"standing", regexp.MustCompile(`\b(?:from now on|going forward|in (?:the )?future|from here on|always|never|every time|whenever|by default|as a rule|each time|remember|keep in mind|make sure|don't forget)\b|以后|今后|往后|从现在起|从现在开始|一律|统一|每次|始终|总是|永远|默认|记住|记得|别忘了|下次`)},
+	{"binding", regexp.MustCompile(`\b(?:must|mustn't|must not|never|not allowed|forbidden|prohibited|only|has to|have to|needs? to|required|requires|mandatory|no exceptions|under no circumstances)\b|必须|禁止|不许|不准|不能|严禁|务必|只能|只许|一定要|千万别|千万不要|不得`)},
+	{"taste", regexp.MustCompile(`\b(?:prefer|prefers|rather|i like|i love|i hate|hates|can't stand|cannot stand|allergic|i want|i'd like|please use|please keep|i'm (?:a|an|more of)|we're (?:a|an))\b|喜欢|偏好|更喜欢|讨厌|受不了|希望|过敏|吃素|不吃|习惯`)},
+	{"us", regexp.MustCompile(`\b(?:we|our|ours|us|we're|we've|the team|my team|here we)\b|我们|咱们|我司|公司|团队|我们这边|我这边`)},
+	{"i", regexp.MustCompile(`\b(?:i|my|me|i'm|i've|i'd|mine)\b|我(?:[^们]|$)`)},
+	{"you", regexp.MustCompile(`\b(?:you|your|you're|you've)\b|你|您`)},
+	{"change", lang.ChangeCue},
+	{"restate", lang.RestateCue},
+	{"refine", lang.RefineCue},
+	{"oneoff", regexp.MustCompile(`\b(?:this time|just this once|for now|today|tonight|this week|for this (?:one|task|report|file|run|deck|trip)|right now|at the moment|temporarily|until (?:monday|tuesday|wednesday|thursday|friday|tomorrow|next week))\b|这次|这一次|暂时|今天|今晚|本周|这周|这单|先这样|临时|目前`)},
+	{"question", regexp.MustCompile(`[?？]\s*$|^(?:should|shall|can|could|would|will|do|does|did|is|are|was|were|what|why|how|when|where|which|who|any idea)\b|吗[。！!]?$|呢[。]?$|要不要|是否|能不能|可不可以|会不会|是不是|有没有|为什么|怎么`)},
+	{"request", regexp.MustCompile(`^(?:can you|could you|would you|will you|please|pls|i need you to|i'd like you to|go ahead|let's)\b|^(?:请|帮我|帮忙|麻烦|给我)|一下[。！!]?$`)},
+	{"thanks", regexp.MustCompile(`\b(?:thanks|thank you|thx|great|perfect|nice|awesome|cool|lgtm|good job|well done)\b|谢谢|辛苦|不错|很好|完美|好的`)},
 }
 
 func firstHan(toks []token) string {

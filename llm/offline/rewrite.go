@@ -4,7 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
-	"unicode/utf8"
+
+	hlang "github.com/hindsight-memory/hindsight/lang"
 )
 
 // Memories are written for a future agent: a statement the user made
@@ -16,12 +17,7 @@ import (
 // verb agreeing, and framing that tells the agent to remember adds
 // nothing once it is remembered ("keep that in mind", "记住").
 
-// Leading discourse: interjections, acknowledgements, reactions and
-// framing that open a sentence without being part of what it states. The
-// patterns run on the folded sentence and are stripped repeatedly.
 var (
-	leadEN = regexp.MustCompile(`^(?:(?:no+|nope|nah|yes|yeah|yep|right|ok(?:ay)?|sure|fine|good|great|perfect|cool|nice|thanks|thank you|thx|ty|hm+|uh+|um+|oh|ah|well|wait|hold on|stop|sorry|close|almost|not quite|update|correction|important|reminder|note|again|ugh|argh|that's (?:wrong|not right|not it)|not again)(?:\s*[,.:;!—–-]+|\s+no+\b)|(?:actually|also|and|but|so|plus|btw|by the way|fyi|ps|heads[- ]up|one (?:more|last) (?:thing|detail)(?: on [^:,]{1,40})?|another thing|quick note|for (?:the )?record|for context|just so you know|change of plan(?: for [^:,]{1,60})?|to be clear|as i said|like i said|as always|as usual|same as (?:last time|before)|please)\b)[\s,.:;!—–-]*`)
-	leadZH = regexp.MustCompile(`^(?:不对|不是|不行|错了|又错了|又是|好的|好|嗯|哦|噢|哎|唉|行|可以了|可以|对|对了|另外|还有|顺便说一下|顺便|补充一下|补充|说一下|跟你说一下|和你说一下|告诉你|提醒一下|提醒|记一下|记住|记得|请记住|请记得|注意|说过了|说过多少次了|我说过|上次说过的|老规矩|老样子|重要|还是|然后|而且|并且|就是|其实|另外说一下|对了还有|等等|等一下|停)[\s，,。.：:；;！!、—-]*`)
 	// Framing anywhere in the sentence: what asks the agent to remember.
 	framingEN = regexp.MustCompile(`(?i)\s*[,;—–-]*\s*\b(?:so |and )?(?:please )?(?:keep (?:that|this|it) in mind|bear (?:that|this) in mind|remember (?:that|this)|note (?:that|this) down|don't forget (?:that|this)|make a note of (?:that|it|this))\b(?: (?:when|for|next time|going forward|from now on)[^,.;!?]*)?`)
 	framingLeadEN = regexp.MustCompile(`(?i)^(?:from now on|going forward|from here on(?: out)?|in (?:the )?future|for the future|next time|please remember(?: that| to)?|remember(?: that| to)?|keep in mind(?: that)?|note that|make sure (?:that|to)?|just make sure(?: that| to)?|always remember to)\b[\s,:]*`)
@@ -43,39 +39,10 @@ func memoryForm(s string) string {
 	return finish(rewriteEN(s))
 }
 
-// stripLead removes leading discourse while something substantive
-// remains: "No." alone is kept for the caller to judge.
-func stripLead(s string, re *regexp.Regexp) string {
-	for {
-		f := fold(s)
-		m := re.FindStringIndex(f)
-		if m == nil || m[1] == 0 {
-			return s
-		}
-		// fold may change byte lengths (NFKC); map the match back by runes.
-		cut := runePrefixLen(s, utf8.RuneCountInString(f[:m[1]]))
-		rest := strings.TrimSpace(s[cut:])
-		if wordCount(rest) < 2 {
-			return s
-		}
-		s = rest
-	}
-}
-
-// runePrefixLen is the byte length of the first n runes of s.
-func runePrefixLen(s string, n int) int {
-	i := 0
-	for k := 0; k < n && i < len(s); k++ {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-	}
-	return i
-}
-
 func rewriteEN(s string) string {
-	s = stripLead(s, leadEN)
+	s = hlang.StripLead(s)
 	for {
-		t := stripLead(framingLeadEN.ReplaceAllString(s, ""), leadEN)
+		t := hlang.StripLead(framingLeadEN.ReplaceAllString(s, ""))
 		if t == s || wordCount(t) < 2 {
 			break
 		}
@@ -178,7 +145,7 @@ var (
 )
 
 func rewriteZH(s string) string {
-	s = stripLead(s, leadZH)
+	s = hlang.StripLead(s)
 	if t := framingZH.ReplaceAllString(s, ""); wordCount(t) >= 2 {
 		s = t
 	}

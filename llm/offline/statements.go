@@ -196,7 +196,7 @@ func evaluations(events []memory.Event) []evaluation {
 			continue
 		}
 		for _, sent := range splitSentences(e.Content) {
-			f := fold(stripLead(sent, leadEN))
+			f := fold(hlang.StripLead(sent))
 			if isQuestion(f) {
 				continue
 			}
