@@ -155,7 +155,7 @@ func primaryOf(args string) (string, primaryKind) {
 var (
 	errorLineRE = regexp.MustCompile(`(?m)^\s*(Traceback \(most recent call last\)|(\w+\.)*\w*(Error|Exception)\b[:(]|Code: \d+\. DB::Exception|DB::Exception|ERROR\b|Error\b|error:|error\[|E\d{4}\b|FATAL|fatal:|panic:|FAILED\b|Failed to\b|npm ERR!|bash: .*: command not found|sh: .*: not found|Segmentation fault|Killed\b|Permission denied|No such file or directory|错误|报错|失败|异常)`)
 	exitCodeRE  = regexp.MustCompile(`(?i)\b(exit(ed)? (code|status)|returned non-zero exit status) [1-9]\d*`)
-	httpErrRE   = regexp.MustCompile(`(?i)^\s*(HTTP/\d(\.\d)? )?[45]\d\d (bad request|unauthorized|forbidden|not found|internal server error|bad gateway|service unavailable|gateway timeout|too many requests)`)
+	httpErrRE   = regexp.MustCompile(`(?i)^\s*(HTTP(/\d(\.\d)?)? [45]\d\d\b|[45]\d\d (bad request|unauthorized|forbidden|not found|internal server error|bad gateway|service unavailable|gateway timeout|too many requests))`)
 )
 
 func looksLikeError(s string) bool {

@@ -230,6 +230,16 @@ func standaloneLessons(ins []insight, acts []*action, max int) []lesson {
 			break
 		}
 		l := lesson{content: insightMemory(in.text), evidence: []int{in.event}, firstEvent: in.event, lastEvent: in.event, worded: true}
+		// A diagnosis is usually followed by what the agent changed about
+		// it: the lesson keeps that change, verbatim, if the agent's words
+		// do not already carry it.
+		if fix := changeAfter(acts, in.event); fix != nil {
+			if !mentionsCall(l.content, fix) {
+				l.content = strings.TrimRight(l.content, ".。") + fixCall(l.content, fix)
+			}
+			l.evidence = append(l.evidence, fix.events...)
+			l.lastEvent = fix.lastEvent()
+		}
 		// The failure it is about, when one came before it.
 		for k := len(acts) - 1; k >= 0; k-- {
 			a := acts[k]
@@ -251,4 +261,66 @@ func failureLine(a *action) string {
 		s += ": " + a.cause
 	}
 	return s
+}
+
+// readOnlyRE recognises calls that look rather than change: listing,
+// describing, reading logs, querying.
+var readOnlyRE = regexp.MustCompile(`(?i)^\s*(?:sudo\s+)?(?:\S*/)?(?:ls|cat|less|more|head|tail|grep|rg|find|du|df|ps|top|free|uptime|whoami|id|env|printenv|which|stat|file|wc|diff|echo|date|ping|dig|nslookup|host|traceroute|curl\s+(?:-s\S*\s+)*(?:-I|--head)|openssl\s+s_client|journalctl|dmesg|history|jq|yq|helm\s+(?:list|status|get|history|show|template)|kubectl\s+(?:-\S+\s+\S+\s+)*(?:get|describe|logs|top|explain|version|auth can-i|api-resources|events)|docker\s+(?:ps|images|inspect|logs|info|system df|stats)|git\s+(?:log|show|status|diff|blame|branch|remote|fetch)|aws\s+\S+\s+(?:ls|describe-\S+|get-\S+|list-\S+|head-object)|gh\s+\S+\s+(?:list|view|status)|redis-cli\s+(?:-\S+\s+\S+\s+)*(?:info|get|config get|keys|scan|ttl|type)|airflow\s+(?:dags\s+(?:list|next-execution|show)|tasks\s+(?:list|states-for-dag-run)))\b|^\s*(?:select|with|describe|desc|show|explain)\b`)
+
+// changes reports whether a call changes something rather than looking.
+func changes(a *action) bool {
+	switch a.kind {
+	case primaryCommand, primaryQuery:
+		return !readOnlyRE.MatchString(a.primary)
+	case primaryCode:
+		return len(params(a)) > 0 || writeCodeRE.MatchString(a.primary)
+	}
+	return len(params(a)) > 0
+}
+
+var writeCodeRE = regexp.MustCompile(`\b(?:to_\w+|write\w*|save\w*|insert\w*|upload\w*|execute|send\w*|put|post|patch|delete|update)\s*\(`)
+
+// changeAfter is the first call after event e (among the next few) that
+// succeeded and changed something: what the agent did about what it
+// found.
+func changeAfter(acts []*action, e int) *action {
+	seen := 0
+	for _, a := range acts {
+		if a.events[0] <= e {
+			continue
+		}
+		if seen++; seen > 3 {
+			break
+		}
+		if !a.failed && changes(a) && strings.TrimSpace(a.primary) != "" {
+			return a
+		}
+	}
+	return nil
+}
+
+// mentionsCall reports whether text already names what the call changed:
+// one of its settings, or its distinctive words.
+func mentionsCall(text string, a *action) bool {
+	f := fold(text)
+	for _, p := range params(a) {
+		if len(p.Value) >= 3 && strings.Contains(f, fold(p.Value)) || len(p.Key) >= 4 && strings.Contains(f, fold(strings.TrimLeft(p.Key, "-"))) {
+			return true
+		}
+	}
+	n := 0
+	for _, t := range tokens(fold(a.primary)) {
+		if len(t) >= 5 && !hollowWords[t] && strings.Contains(f, t) {
+			n++
+		}
+	}
+	return n >= 2
+}
+
+func fixCall(content string, a *action) string {
+	call := "`" + compactCode(a.primary, 120) + "`"
+	if langOf(content) == langZH {
+		return "（修复：" + call + "）。"
+	}
+	return " (fix: " + call + ")."
 }

@@ -28,10 +28,7 @@ func params(a *action) []callargs.Param {
 			if s, ok := obj[k].(string); ok && s == a.primary {
 				continue
 			}
-			switch v := obj[k].(type) {
-			case string, float64, bool:
-				out = callargs.Add(out, callargs.Param{Key: k, Value: fmt.Sprint(v)})
-			}
+			out = jsonParams(out, k, obj[k], 0)
 		}
 	}
 	var found []callargs.Param
@@ -43,6 +40,29 @@ func params(a *action) []callargs.Param {
 	}
 	for _, p := range found {
 		out = callargs.Add(out, p)
+	}
+	return out
+}
+
+// jsonParams adds the settings of one JSON argument: a value as it is, an
+// object's members under dotted keys ("headers.Authorization"), so that a
+// change deep in a request's arguments is a changed setting too.
+func jsonParams(out []callargs.Param, key string, v any, depth int) []callargs.Param {
+	switch v := v.(type) {
+	case string, float64, bool:
+		return callargs.Add(out, callargs.Param{Key: key, Value: fmt.Sprint(v)})
+	case map[string]any:
+		if depth >= 3 {
+			return out
+		}
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			out = jsonParams(out, key+"."+k, v[k], depth+1)
+		}
 	}
 	return out
 }
@@ -305,6 +325,36 @@ func commandBase(a *action) string {
 	return strings.Join(out, " ")
 }
 
+// subcommandOf is the first word after a command's program that is not a
+// flag or a flag's value ("exec" in "kubectl -n shop exec …"), "" if none.
+func subcommandOf(a *action) string {
+	if a.kind != primaryCommand {
+		return ""
+	}
+	segs := segments(shellFields(a.primary))
+	if len(segs) == 0 {
+		return ""
+	}
+	words := segs[mainSegment(segs)]
+	for len(words) > 0 && (isAssignment(words[0]) || wrappers[words[0]]) {
+		words = words[1:]
+	}
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case strings.HasPrefix(w, "-"):
+			if len(w) == 2 && i+1 < len(words) {
+				i++ // a short flag's value
+			}
+			continue
+		case strings.ContainsAny(w, "=/.'\""):
+			continue
+		}
+		return w
+	}
+	return ""
+}
+
 // segments splits the words of a command line into the commands of its
 // pipelines and lists (at |, ||, &&, ; and &).
 func segments(words []string) [][]string {
@@ -549,7 +599,7 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 		// No settings changed: compare the identifiers the calls use, when
 		// they run the same program (a different program is another
 		// approach, which only the agent's own words can explain).
-		if programOf(first) != programOf(fix) || first.tool != fix.tool {
+		if programOf(first) != programOf(fix) || subcommandOf(first) != subcommandOf(fix) || first.tool != fix.tool {
 			return lesson{}, false
 		}
 		newT, oldT := tokenDiff(stripRedirects(fix.primary), stripRedirects(first.primary))

@@ -27,8 +27,15 @@ type statement struct {
 }
 
 // keepStatement is the probability of "worth keeping" (any label but
-// none) a sentence needs to become a statement.
-const keepStatement = 0.5
+// none) a sentence needs to become a statement; keepOpening is what it
+// needs in the opening request, which is mostly the task itself; and
+// keepContinuation is what a sentence that leans on a kept one needs to
+// join it.
+const (
+	keepStatement    = 0.5
+	keepOpening      = 0.65
+	keepContinuation = 0.3
+)
 
 // userSentence is one classified sentence of a user message.
 type userSentence struct {
@@ -75,9 +82,13 @@ func userStatements(events []memory.Event) []statement {
 			p := model.Predict(sent, pos)
 			ss = append(ss, userSentence{text: sent, pred: p, keep: 1 - p.P[0]})
 		}
+		need := keepStatement
+		if pos == classify.Opening {
+			need = keepOpening
+		}
 		for j := 0; j < len(ss); j++ {
 			s := ss[j]
-			if s.keep < keepStatement {
+			if s.keep < need {
 				continue
 			}
 			text := s.text
@@ -88,7 +99,7 @@ func userStatements(events []memory.Event) []statement {
 				text = ss[j-1].text + " " + text
 			}
 			// Continuations that lean on this one.
-			for j+1 < len(ss) && ss[j+1].keep >= keepStatement && leansOnPrevious(ss[j+1].text) {
+			for j+1 < len(ss) && ss[j+1].keep >= keepContinuation && leansOnPrevious(ss[j+1].text) {
 				j++
 				text += " " + ss[j].text
 				if k := ss[j].kind(); k == memory.KindRule {
