@@ -411,7 +411,12 @@ type Query struct {
 type ScoreBreakdown struct {
 	Similarity float64 `json:"similarity"` // cosine similarity of the query and memory vectors
 	Keyword    float64 `json:"keyword"`    // normalised BM25 score
-	Fused      float64 `json:"fused"`      // the fused relevance, in [0,1]
+	Fused      float64 `json:"fused"`      // the fused relevance, in [0,1], relative to the other candidates
+	// Relevance is the absolute relevance, in [0,1]: how much of what the
+	// query asks about the memory speaks to, comparable across queries.
+	Relevance float64 `json:"relevance"`
+	// Relevant says whether Relevance passed the recall threshold.
+	Relevant bool `json:"relevant"`
 	Recency    float64 `json:"recency"`
 	Confidence float64 `json:"confidence"`
 	Usage      float64 `json:"usage"`

@@ -120,6 +120,15 @@ type Config struct {
 	// f/(1 + HintBoost) for the others. Hints never exclude a memory. Set
 	// it negative to disable hints.
 	HintBoost float64
+	// MinRelevance is the absolute relevance a memory needs to be
+	// recalled (DefaultMinRelevance; see relevance.go). Negative turns the
+	// threshold off: every candidate is ranked and the best TopK returned.
+	MinRelevance float64
+	// VectorRelevance lets the vector similarity make a memory relevant
+	// (rescaled by vectorRelevance), not only rank it. Set it for neural
+	// embedders; a lexical embedder's similarity restates the words that
+	// relevance already counts.
+	VectorRelevance bool
 	// LLMQueryParsing asks Deps.QueryLLM to parse the query (time range,
 	// entities, task type) instead of the rules; the rules remain the
 	// fallback when the LLM fails or takes longer than LLMTimeout (3s).
@@ -209,6 +218,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.HintBoost == 0 {
 		c.HintBoost = 0.1
+	}
+	if c.MinRelevance == 0 {
+		c.MinRelevance = DefaultMinRelevance
 	}
 	return c
 }

@@ -292,9 +292,36 @@ func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, f memory.Ve
 		in[0].weight, in[1].weight = vs*timeBoostShare, (1-vs)*timeBoostShare
 		lists = append(lists, in...)
 	}
+	// Absolute relevance of every candidate; with a context window a
+	// neighbour borrows relevance as it borrows rank.
+	rq := relevanceTerms(lang.Terms(parsed.Text), nil)
+	relevance := map[string]float64{}
+	for _, l := range lists {
+		for _, id := range l.ids {
+			if _, ok := relevance[id]; ok {
+				continue
+			}
+			if en := c.entries[id]; en != nil {
+				r := c.kw.coverage(rq, en.ord)
+				if e.cfg.VectorRelevance {
+					r = max(r, vectorRelevance(cosine[id]))
+				}
+				relevance[id] = r
+			}
+		}
+	}
 	if e.cfg.Context > 0 {
 		for i := range lists {
 			lists[i] = c.widen(lists[i], f, e.cfg.Context, e.cfg.ContextRadius)
+		}
+		var rl ranked
+		for id, r := range relevance {
+			rl.add(id, r)
+		}
+		rl.sortByScore()
+		wr := c.widen(rl, f, e.cfg.Context, e.cfg.ContextRadius)
+		for i, id := range wr.ids {
+			relevance[id] = max(relevance[id], wr.scores[i])
 		}
 	}
 	var fused map[string]float64
@@ -345,6 +372,11 @@ func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, f memory.Ve
 		}
 		if maxBM25 > 0 {
 			b.Keyword = bm25[id] / maxBM25
+		}
+		b.Relevance = relevance[id]
+		b.Relevant = b.Relevance >= e.cfg.MinRelevance
+		if e.cfg.MinRelevance >= 0 && !b.Relevant {
+			continue
 		}
 		b.Final = w.Relevance*b.Fused + w.Recency*b.Recency + w.Confidence*b.Confidence + w.Usage*b.Usage
 		cands = append(cands, scored{en, b})

@@ -42,9 +42,14 @@ func markConflicts(rs []memory.Result, pols []polarity, rule func(a, b memory.Me
 // header, then one numbered entry per result with its kind, confidence,
 // date, ID and source episodes, its content, and flags for superseded,
 // conflicting and instruction-like memories.
+// NothingRelevant is the text block of a recall that found nothing
+// relevant: a normal answer, said plainly so that an agent does not go
+// looking for what is not there.
+const NothingRelevant = "Hindsight memory: nothing relevant to this query is stored. Proceed without recalled memories."
+
 func renderText(rs []memory.Result) string {
 	if len(rs) == 0 {
-		return ""
+		return NothingRelevant
 	}
 	pos := make(map[string]int, len(rs))
 	for i, r := range rs {

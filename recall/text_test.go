@@ -112,7 +112,7 @@ func TestTextBlockFlags(t *testing.T) {
 func TestTextBlockEmpty(t *testing.T) {
 	e := newEnv(t, Config{NoUsage: true})
 	r := e.recall(t, memory.Query{Tenant: "acme", Text: "anything"})
-	if r.Text != "" || r.Results == nil || len(r.Results) != 0 {
-		t.Fatalf("no memories: want empty text and an empty (non-nil) result list, got %q, %v", r.Text, r.Results)
+	if r.Text != NothingRelevant || r.Results == nil || len(r.Results) != 0 {
+		t.Fatalf("no memories: want the nothing-relevant text and an empty (non-nil) result list, got %q, %v", r.Text, r.Results)
 	}
 }
