@@ -133,3 +133,22 @@ func trimApostrophes(w string) string {
 	w = strings.TrimSuffix(w, "'s")
 	return strings.TrimRight(w, "'")
 }
+
+// Run is a stretch of folded text the tokenizer sees as one unit: a Latin
+// word or number, or a run of CJK characters (which carry no spaces).
+type Run struct {
+	Text string
+	CJK  bool
+}
+
+// Runs splits s into folded runs, in order, apostrophes handled as Words
+// handles them.
+func Runs(s string) []Run {
+	var out []Run
+	scan(Fold(s), func(w string, cjk bool) { out = append(out, Run{w, cjk}) })
+	return out
+}
+
+// IsCJKStopChar reports whether a single CJK character is a function
+// character (particle, pronoun, measure word) that Terms drops.
+func IsCJKStopChar(r rune) bool { return isCJKStop(r) }

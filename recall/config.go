@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/metrics"
 )
@@ -270,6 +271,10 @@ type Deps struct {
 	Events memory.EventLog
 	// QueryLLM parses queries when Config.LLMQueryParsing is set.
 	QueryLLM memory.LLM
+	// Lexicon translates and expands query terms (see lang/lexicon), so
+	// that a Chinese query finds an English memory and the reverse.
+	// Optional: without it queries match the words they use.
+	Lexicon *lexicon.Lexicon
 	// Conflicts decides whether two returned memories contradict each
 	// other, and why. Nil means DefaultConflicts.
 	//

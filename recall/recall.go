@@ -155,7 +155,8 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 			return Response{}, vec.err
 		}
 	}
-	terms := lang.Terms(parsed.Text)
+	x := expandQuery(e.deps.Lexicon, parsed.Text)
+	terms := append(lang.Terms(parsed.Text), x.terms()...)
 	kw, kwIn := c.searchKeyword(terms, f, tf, e.cfg.KeywordCandidates)
 	if parsed.TimeUse == string(TimeFilter) && len(kw) == 0 && !slices.ContainsFunc(vec.hits, similar) {
 		// A range read from the text is a guess; when nothing at all was
@@ -165,7 +166,8 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 		f.CreatedAfter, f.CreatedBefore = q.Since, q.Until
 		parsed.TimeUse = timeFilterEmpty
 		parsed.Text = q.Text
-		terms = lang.Terms(parsed.Text)
+		x = expandQuery(e.deps.Lexicon, parsed.Text)
+		terms = append(lang.Terms(parsed.Text), x.terms()...)
 		if e.deps.Index != nil {
 			vec = e.searchVectors(ctx, parsed.Text, f, nil)
 			if vec.err != nil {
@@ -178,7 +180,7 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 		return Response{}, err
 	}
 
-	results, pols := e.rank(c, q, parsed, f, tf, vec, kw, kwIn)
+	results, pols := e.rank(c, q, parsed, x, f, tf, vec, kw, kwIn)
 	e.decorate(ctx, q, results, pols)
 	resp := Response{Results: results, Text: renderText(results), Parsed: parsed}
 	if resp.Results == nil {
@@ -249,7 +251,7 @@ func (e *Engine) fetchMissing(ctx context.Context, c *tenantCache, tenant string
 func similar(h memory.VectorHit) bool { return h.Score > 0 }
 
 // rank fuses the candidates, reranks them and returns the top results.
-func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, f memory.VectorFilter, tf *memory.VectorFilter,
+func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, x expansion, f memory.VectorFilter, tf *memory.VectorFilter,
 	vec vectorResult, kw, kwIn []kwHitID) ([]memory.Result, []polarity) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -294,7 +296,7 @@ func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, f memory.Ve
 	}
 	// Absolute relevance of every candidate; with a context window a
 	// neighbour borrows relevance as it borrows rank.
-	rq := relevanceTerms(lang.Terms(parsed.Text), nil)
+	rq := relevanceTerms(parsed.Text, e.deps.Lexicon, x)
 	relevance := map[string]float64{}
 	for _, l := range lists {
 		for _, id := range l.ids {

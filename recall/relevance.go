@@ -3,9 +3,9 @@ package recall
 import (
 	"math"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/hindsight-memory/hindsight/lang"
+	"github.com/hindsight-memory/hindsight/lang/lexicon"
 )
 
 // Relevance is absolute: how much of what a query asks about a memory
@@ -41,38 +41,85 @@ const (
 	weightCJKChar   = 0.35 // one Chinese character: many words share it
 	partialCredit   = 0.6  // an English word sharing a long stem
 	minSharedPrefix = 5
+	// minSpecificity is the share of its weight the most common term
+	// keeps.
+	minSpecificity = 0.1
 )
 
-// relTerm is one distinct query term with its weight and the other terms
-// that count as a match (translations, synonyms).
+// relTerm is one distinct unit of meaning of a query, with its weight and
+// the ways it may be written in a memory: each form is a group of index
+// terms that must all occur (a Chinese word is its bigrams; a two-word
+// gloss its two stems). The first form is the term as the query writes
+// it; the others are translations and synonyms.
 type relTerm struct {
-	term   string
+	forms  [][]string
 	weight float64
-	alts   []string
-	latin  bool
+	latin  string // for an English stem: the stem, for partial credit
 }
 
-// relevanceTerms weighs the distinct terms of a query.
-func relevanceTerms(terms []string, expand func(string) []string) []relTerm {
+// relevanceTerms reads the units of meaning of a query: English stems
+// (stop words dropped, as Terms does), and Chinese words, segmented with
+// the lexicon when there is one (else each bigram of a run), so that
+// bigrams straddling two words do not count as things the query asks
+// about. Each unit weighs by what it is and by its specificity
+// (lang.Specificity), and carries its translations and synonyms (x).
+func relevanceTerms(text string, lx *lexicon.Lexicon, x expansion) []relTerm {
 	seen := map[string]bool{}
 	var out []relTerm
-	for _, t := range terms {
-		if seen[t] {
+	add := func(key string, form []string, weight float64, latin string, spec float64) {
+		if seen[key] || len(form) == 0 {
+			return
+		}
+		seen[key] = true
+		rt := relTerm{forms: [][]string{form}, weight: weight * (minSpecificity + (1-minSpecificity)*spec), latin: latin}
+		rt.forms = append(rt.forms, x[form[0]]...)
+		out = append(out, rt)
+	}
+	for _, r := range lang.Runs(text) {
+		if !r.CJK {
+			if lang.IsStopWord(r.Text) {
+				continue
+			}
+			st := lang.Stem(r.Text)
+			add(st, []string{st}, weightWord, st, lang.Specificity(st))
 			continue
 		}
-		seen[t] = true
-		rt := relTerm{term: t, weight: weightWord, latin: !lang.HasCJK(t)}
-		if !rt.latin {
-			if utf8.RuneCountInString(t) == 1 {
-				rt.weight = weightCJKChar
-			} else {
-				rt.weight = weightCJKBigram
+		var words []string
+		if lx != nil {
+			words = lx.Segment(r.Text)
+		} else {
+			words = runBigrams(r.Text)
+		}
+		for _, w := range words {
+			rs := []rune(w)
+			if len(rs) == 1 {
+				if lang.IsCJKStopChar(rs[0]) {
+					continue
+				}
+				add(w, []string{w}, weightCJKChar, "", lang.Specificity(w))
+				continue
 			}
+			bs := bigrams(w)
+			spec := 0.0
+			for _, b := range bs {
+				spec += lang.Specificity(b)
+			}
+			add(w, bs, weightCJKBigram, "", spec/float64(len(bs)))
 		}
-		if expand != nil {
-			rt.alts = expand(t)
-		}
-		out = append(out, rt)
+	}
+	return out
+}
+
+// runBigrams is a CJK run as overlapping bigrams (a single character
+// alone), for when there is no lexicon to segment it.
+func runBigrams(run string) []string {
+	rs := []rune(run)
+	if len(rs) < 2 {
+		return []string{run}
+	}
+	var out []string
+	for i := 0; i+1 < len(rs); i++ {
+		out = append(out, string(rs[i:i+2]))
 	}
 	return out
 }
@@ -92,16 +139,20 @@ func (x *keywordIndex) coverage(q []relTerm, ord int32) float64 {
 	maxIDF := math.Log(1 + (n+0.5)/0.5)
 	total, matched := 0.0, 0.0
 	for _, t := range q {
-		df := float64(len(x.postings[t.term]))
-		idf := math.Log(1+(n-df+0.5)/(df+0.5)) / maxIDF
-		w := t.weight * (0.5 + 0.5*idf)
+		w := t.weight
+		if len(t.forms) > 0 && len(t.forms[0]) == 1 {
+			// Within a large tenant, a term most memories contain says
+			// less about which one is meant.
+			df := float64(len(x.postings[t.forms[0][0]]))
+			w *= 0.5 + 0.5*math.Log(1+(n-df+0.5)/(df+0.5))/maxIDF
+		}
 		total += w
 		switch {
-		case has[t.term]:
+		case anyIn(t.forms, has):
 			matched += w
-		case anyIn(t.alts, has):
-			matched += w
-		case t.latin && len(t.term) >= minSharedPrefix && sharesStem(t.term, d.terms):
+		case t.latin != "" && len(t.latin) >= minSharedPrefix && sharesStem(t.latin, d.terms):
+			matched += partialCredit * w
+		case prefixOfAny(t.forms[1:], d.terms):
 			matched += partialCredit * w
 		}
 	}
@@ -111,10 +162,34 @@ func (x *keywordIndex) coverage(q []relTerm, ord int32) float64 {
 	return matched / total
 }
 
-func anyIn(ts []string, has map[string]bool) bool {
-	for _, t := range ts {
-		if has[t] {
+// anyIn reports whether every term of one of the groups is in has.
+func anyIn(groups [][]string, has map[string]bool) bool {
+	for _, g := range groups {
+		all := len(g) > 0
+		for _, t := range g {
+			if !has[t] {
+				all = false
+				break
+			}
+		}
+		if all {
 			return true
+		}
+	}
+	return false
+}
+
+// prefixOfAny reports whether a one-word alternative of four letters or
+// more begins one of the terms: a translation "time" in "timestamp".
+func prefixOfAny(forms [][]string, terms []string) bool {
+	for _, f := range forms {
+		if len(f) != 1 || len(f[0]) < 4 || lang.HasCJK(f[0]) {
+			continue
+		}
+		for _, u := range terms {
+			if strings.HasPrefix(u, f[0]) {
+				return true
+			}
 		}
 	}
 	return false

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/consolidate"
+	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/llm"
 	"github.com/hindsight-memory/hindsight/llm/offline"
 	"github.com/hindsight-memory/hindsight/llm/openai"
@@ -59,6 +60,9 @@ type Config struct {
 	// embedder (merge.ThresholdFor).
 	Merge  activities.MergeConfig
 	Recall recall.Config
+	// Lexicon translates and expands words for recall (lang/lexicon);
+	// nil works without.
+	Lexicon *lexicon.Lexicon
 
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
@@ -190,9 +194,14 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 		// of rare words; measured on LoCoMo, it earns a smaller share.
 		cfg.Recall.VectorShare = recall.LexicalVectorShare
 	}
+	if !strings.HasPrefix(rt.Embedder.Model(), "offline-") {
+		// A neural embedder's similarity says what a text means, not only
+		// which words it shares: it may make a memory relevant.
+		cfg.Recall.VectorRelevance = true
+	}
 	rt.Engine, err = recall.New(cfg.Recall, recall.Deps{
 		Memories: rt.Store, Episodes: rt.Store, Events: rt.Store,
-		Index: rt.Index, Embedder: rt.Embedder, QueryLLM: rt.LLM,
+		Index: rt.Index, Embedder: rt.Embedder, QueryLLM: rt.LLM, Lexicon: cfg.Lexicon,
 		Conflicts: merge.Conflicts, Logger: log, Metrics: cfg.Metrics,
 	})
 	if err != nil {

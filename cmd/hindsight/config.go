@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/llm/openai"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/store/clickhouse"
@@ -23,44 +24,45 @@ import (
 // envHelp documents every environment variable the binary reads; --help
 // and the README's configuration reference show it.
 var envHelp = map[string]string{
-	"HINDSIGHT_DATA_DIR":          "data directory of the embedded stores and dev server (./data)",
-	"HINDSIGHT_TENANT":            "default tenant: stdio callers and HTTP without a token file (default)",
-	"HINDSIGHT_MCP_ADDR":          "listen address of the MCP HTTP server (127.0.0.1:8765)",
-	"HINDSIGHT_TOKENS_FILE":       "file of \"tenant token\" lines; HTTP then requires Authorization: Bearer",
-	"HINDSIGHT_HEALTH_ADDR":       "worker: listen address for /healthz, /readyz, /metrics (:8080)",
-	"HINDSIGHT_TASK_QUEUE":        "Temporal task queue (hindsight)",
-	"HINDSIGHT_LOG_LEVEL":         "debug, info, warn or error (info)",
-	"HINDSIGHT_CACHE":             "cache of downloaded engines ($HOME/.cache/hindsight)",
-	"HINDSIGHT_CHDB_LIB":          "path of libchdb.so (from the cache, see make chdb)",
-	"HINDSIGHT_EMBED_DIM":         "dimension of the offline embedder, or of the embedding model (384)",
-	"HINDSIGHT_MERGE_THRESHOLD":   "vector similarity a memory needs to reach the merge judge (0.15 offline, 0.85 neural)",
-	"HINDSIGHT_URL":               "client commands: the MCP endpoint of a running Hindsight",
-	"HINDSIGHT_TOKEN":             "client commands: bearer token",
-	"TEMPORAL_ADDR":               "Temporal frontend host:port (worker, mcp; dev embeds its own)",
-	"TEMPORAL_NAMESPACE":          "Temporal namespace (default)",
-	"CLICKHOUSE_ADDR":             "ClickHouse server: host:9000 (native) or http(s)://host:8123; unset means embedded chDB",
-	"CLICKHOUSE_DATABASE":         "ClickHouse database (hindsight)",
-	"CLICKHOUSE_USER":             "ClickHouse user",
-	"CLICKHOUSE_PASSWORD":         "ClickHouse password",
-	"CLICKHOUSE_RETENTION_DAYS":   "days raw events and episodes are kept; 0 keeps them (0)",
-	"MILVUS_ADDR":                 "Milvus host:19530; unset means the embedded local vector index",
-	"MILVUS_TOKEN":                "Milvus token or user:password",
-	"MILVUS_DATABASE":             "Milvus database (default)",
-	"OPENAI_BASE_URL":             "OpenAI-compatible API root, e.g. https://api.openai.com/v1; unset means offline",
-	"OPENAI_API_KEY":              "API key of OPENAI_BASE_URL",
-	"HINDSIGHT_LLM_MODEL":         "chat model of every stage (gpt-4o-mini)",
-	"HINDSIGHT_EXTRACT_MODEL":     "chat model for extraction (HINDSIGHT_LLM_MODEL)",
-	"HINDSIGHT_JUDGE_MODEL":       "chat model for merge verdicts (HINDSIGHT_LLM_MODEL)",
-	"HINDSIGHT_SUMMARIZE_MODEL":   "chat model for consolidation summaries (HINDSIGHT_LLM_MODEL)",
-	"HINDSIGHT_QUERY_MODEL":       "chat model for query parsing (HINDSIGHT_LLM_MODEL)",
-	"HINDSIGHT_EMBED_MODEL":       "embedding model; unset means the offline embedder",
-	"HINDSIGHT_LLM_QUERY_PARSING": "let the LLM parse recall queries (false)",
-	"HINDSIGHT_TIMEZONE":          "time zone of time words in recall queries (\"last week\", \"上周\"), e.g. Asia/Shanghai (UTC)",
+	"HINDSIGHT_DATA_DIR":             "data directory of the embedded stores and dev server (./data)",
+	"HINDSIGHT_TENANT":               "default tenant: stdio callers and HTTP without a token file (default)",
+	"HINDSIGHT_MCP_ADDR":             "listen address of the MCP HTTP server (127.0.0.1:8765)",
+	"HINDSIGHT_TOKENS_FILE":          "file of \"tenant token\" lines; HTTP then requires Authorization: Bearer",
+	"HINDSIGHT_HEALTH_ADDR":          "worker: listen address for /healthz, /readyz, /metrics (:8080)",
+	"HINDSIGHT_TASK_QUEUE":           "Temporal task queue (hindsight)",
+	"HINDSIGHT_LOG_LEVEL":            "debug, info, warn or error (info)",
+	"HINDSIGHT_CACHE":                "cache of downloaded engines ($HOME/.cache/hindsight)",
+	"HINDSIGHT_CHDB_LIB":             "path of libchdb.so (from the cache, see make chdb)",
+	"HINDSIGHT_EMBED_DIM":            "dimension of the offline embedder, or of the embedding model (384)",
+	"HINDSIGHT_MERGE_THRESHOLD":      "vector similarity a memory needs to reach the merge judge (0.15 offline, 0.85 neural)",
+	"HINDSIGHT_URL":                  "client commands: the MCP endpoint of a running Hindsight",
+	"HINDSIGHT_TOKEN":                "client commands: bearer token",
+	"TEMPORAL_ADDR":                  "Temporal frontend host:port (worker, mcp; dev embeds its own)",
+	"TEMPORAL_NAMESPACE":             "Temporal namespace (default)",
+	"CLICKHOUSE_ADDR":                "ClickHouse server: host:9000 (native) or http(s)://host:8123; unset means embedded chDB",
+	"CLICKHOUSE_DATABASE":            "ClickHouse database (hindsight)",
+	"CLICKHOUSE_USER":                "ClickHouse user",
+	"CLICKHOUSE_PASSWORD":            "ClickHouse password",
+	"CLICKHOUSE_RETENTION_DAYS":      "days raw events and episodes are kept; 0 keeps them (0)",
+	"MILVUS_ADDR":                    "Milvus host:19530; unset means the embedded local vector index",
+	"MILVUS_TOKEN":                   "Milvus token or user:password",
+	"MILVUS_DATABASE":                "Milvus database (default)",
+	"OPENAI_BASE_URL":                "OpenAI-compatible API root, e.g. https://api.openai.com/v1; unset means offline",
+	"OPENAI_API_KEY":                 "API key of OPENAI_BASE_URL",
+	"HINDSIGHT_LLM_MODEL":            "chat model of every stage (gpt-4o-mini)",
+	"HINDSIGHT_EXTRACT_MODEL":        "chat model for extraction (HINDSIGHT_LLM_MODEL)",
+	"HINDSIGHT_JUDGE_MODEL":          "chat model for merge verdicts (HINDSIGHT_LLM_MODEL)",
+	"HINDSIGHT_SUMMARIZE_MODEL":      "chat model for consolidation summaries (HINDSIGHT_LLM_MODEL)",
+	"HINDSIGHT_QUERY_MODEL":          "chat model for query parsing (HINDSIGHT_LLM_MODEL)",
+	"HINDSIGHT_EMBED_MODEL":          "embedding model; unset means the offline embedder",
+	"HINDSIGHT_LLM_QUERY_PARSING":    "let the LLM parse recall queries (false)",
+	"HINDSIGHT_TIMEZONE":             "time zone of time words in recall queries (\"last week\", \"上周\"), e.g. Asia/Shanghai (UTC)",
+	"HINDSIGHT_RECALL_MIN_RELEVANCE": "absolute relevance a memory needs to be recalled, 0–1 (0.2; negative: off)",
 }
 
 var stackEnvs = []string{
 	"HINDSIGHT_DATA_DIR", "HINDSIGHT_TENANT", "HINDSIGHT_MCP_ADDR", "HINDSIGHT_TOKENS_FILE", "HINDSIGHT_TASK_QUEUE",
-	"HINDSIGHT_LOG_LEVEL", "HINDSIGHT_TIMEZONE", "HINDSIGHT_CACHE", "HINDSIGHT_CHDB_LIB", "HINDSIGHT_EMBED_DIM", "HINDSIGHT_MERGE_THRESHOLD",
+	"HINDSIGHT_LOG_LEVEL", "HINDSIGHT_TIMEZONE", "HINDSIGHT_CACHE", "HINDSIGHT_CHDB_LIB", "HINDSIGHT_EMBED_DIM", "HINDSIGHT_MERGE_THRESHOLD", "HINDSIGHT_RECALL_MIN_RELEVANCE",
 	"TEMPORAL_ADDR", "TEMPORAL_NAMESPACE",
 	"CLICKHOUSE_ADDR", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD", "CLICKHOUSE_RETENTION_DAYS",
 	"MILVUS_ADDR", "MILVUS_TOKEN", "MILVUS_DATABASE",
@@ -108,6 +110,10 @@ func (s *stackFlags) logger() (*slog.Logger, error) {
 func (s *stackFlags) workerConfig(log *slog.Logger) (worker.Config, error) {
 	var cfg worker.Config
 	cfg.Logger = log
+	cfg.Lexicon = lexicon.Default()
+	if cfg.Lexicon == nil {
+		log.Warn("dictionaries not installed: recall works without translations and synonyms (run make dicts)", "err", lexicon.Err())
+	}
 	retention, err := envInt("CLICKHOUSE_RETENTION_DAYS", 0)
 	if err != nil {
 		return cfg, err
@@ -172,6 +178,13 @@ func (s *stackFlags) workerConfig(log *slog.Logger) (worker.Config, error) {
 			return cfg, fmt.Errorf("HINDSIGHT_MERGE_THRESHOLD=%q: want a number in (0, 1]", v)
 		}
 		cfg.Merge.Threshold = t
+	}
+	if v := os.Getenv("HINDSIGHT_RECALL_MIN_RELEVANCE"); v != "" {
+		t, err := strconv.ParseFloat(v, 64)
+		if err != nil || t > 1 {
+			return cfg, fmt.Errorf("HINDSIGHT_RECALL_MIN_RELEVANCE=%q: want a number up to 1 (negative turns the threshold off)", v)
+		}
+		cfg.Recall.MinRelevance = t
 	}
 	return cfg, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/eval/locomo"
+	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/llm/offline"
 	"github.com/hindsight-memory/hindsight/llm/openai"
 	"github.com/hindsight-memory/hindsight/memory"
@@ -202,7 +203,7 @@ model; otherwise the offline embedder.`, "OPENAI_BASE_URL", "OPENAI_API_KEY", "H
 	if err != nil {
 		return err
 	}
-	r, err := locomo.Run(ctx, locomo.Options{DataPath: *data, Ks: cut, Embedder: emb, Baseline: *baseline, MaxQuestions: *maxQ})
+	r, err := locomo.Run(ctx, locomo.Options{DataPath: *data, Ks: cut, Embedder: emb, Baseline: *baseline, MaxQuestions: *maxQ, Lexicon: lexicon.Default()})
 	if err != nil {
 		return err
 	}

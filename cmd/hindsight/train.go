@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hindsight-memory/hindsight/lang"
 	"github.com/hindsight-memory/hindsight/lang/classify"
 )
 
@@ -30,6 +31,7 @@ cross-validation and leave-one-file-out scores (each data file held out in
 turn: how the models carry over to domains they were not trained on).`)
 	data := fs.String("data", filepath.Join("lang", "classify", "data"), "folder of labelled *.jsonl files")
 	outDir := fs.String("out", filepath.Join("lang", "classify", "models"), "folder to write the models to")
+	langDir := fs.String("lang", "lang", "folder of package lang, where the background term statistics go")
 	cv := fs.Bool("cv", false, "also print cross-validation scores")
 	predict := fs.String("predict", "", "instead of training, classify each line of standard input with the shipped models: user, assistant (prefix a line with 'opening:' or 'final:' for its position)")
 	mistakes := fs.Int("mistakes", 0, "with --cv, print this many held-out mistakes per model")
@@ -51,6 +53,23 @@ turn: how the models carry over to domains they were not trained on).`)
 	if err := os.MkdirAll(filepath.Join(*outDir), 0o755); err != nil {
 		return err
 	}
+	// The background term statistics recall weighs query terms with
+	// (lang.Specificity), counted on every sentence.
+	var texts []string
+	for _, x := range xs {
+		texts = append(texts, x.Text)
+	}
+	var bg bytes.Buffer
+	if err := lang.WriteBackground(&bg, texts, classify.Hash(xs), 3); err != nil {
+		return err
+	}
+	bgPath := filepath.Join(*langDir, "background.gz")
+	if !*dry {
+		if err := os.WriteFile(bgPath, bg.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "background: %d sentences, %d bytes → %s\n", len(texts), bg.Len(), bgPath)
 	for _, role := range []classify.Role{classify.RoleUser, classify.RoleAssistant} {
 		rx := classify.OfRole(xs, role)
 		labels := classify.LabelsOf(role)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/llm/offline"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/recall"
@@ -37,7 +38,9 @@ type Options struct {
 	// Baseline also scores the README's reference baseline (BM25 and
 	// character trigram TF-IDF fused by RRF) on the same questions.
 	Baseline bool
-	Logger   *slog.Logger
+	// Lexicon expands query terms as the service does (nil: none).
+	Lexicon *lexicon.Lexicon
+	Logger  *slog.Logger
 }
 
 // EngineConfig is the recall configuration the evaluation uses: the
@@ -313,7 +316,7 @@ func newRunner(ctx context.Context, conv Conversation, opt Options, cfg recall.C
 		}
 	}
 	now = now.AddDate(0, 0, 1)
-	deps := recall.Deps{Memories: r.store, Episodes: r.store, Clock: func() time.Time { return now }, Logger: opt.Logger}
+	deps := recall.Deps{Memories: r.store, Episodes: r.store, Lexicon: opt.Lexicon, Clock: func() time.Time { return now }, Logger: opt.Logger}
 	if r.index != nil {
 		deps.Index, deps.Embedder = r.index, opt.Embedder
 	}

