@@ -416,7 +416,7 @@ type ScoreBreakdown struct {
 	// query asks about the memory speaks to, comparable across queries.
 	Relevance float64 `json:"relevance"`
 	// Relevant says whether Relevance passed the recall threshold.
-	Relevant bool `json:"relevant"`
+	Relevant   bool    `json:"relevant"`
 	Recency    float64 `json:"recency"`
 	Confidence float64 `json:"confidence"`
 	Usage      float64 `json:"usage"`

@@ -19,7 +19,7 @@ import (
 
 var (
 	// Framing anywhere in the sentence: what asks the agent to remember.
-	framingEN = regexp.MustCompile(`(?i)\s*[,;—–-]*\s*\b(?:so |and )?(?:please )?(?:keep (?:that|this|it) in mind|bear (?:that|this) in mind|remember (?:that|this)|note (?:that|this) down|don't forget (?:that|this)|make a note of (?:that|it|this))\b(?: (?:when|for|next time|going forward|from now on)[^,.;!?]*)?`)
+	framingEN     = regexp.MustCompile(`(?i)\s*[,;—–-]*\s*\b(?:so |and )?(?:please )?(?:keep (?:that|this|it) in mind|bear (?:that|this) in mind|remember (?:that|this)|note (?:that|this) down|don't forget (?:that|this)|make a note of (?:that|it|this))\b(?: (?:when|for|next time|going forward|from now on)[^,.;!?]*)?`)
 	framingLeadEN = regexp.MustCompile(`(?i)^(?:from now on|going forward|from here on(?: out)?|in (?:the )?future|for the future|next time|please remember(?: that| to)?|remember(?: that| to)?|keep in mind(?: that)?|note that|make sure (?:that|to)?|just make sure(?: that| to)?|always remember to)\b[\s,:]*`)
 	framingZH     = regexp.MustCompile(`[，,]?\s*(?:你)?(?:记住了?|记一下|记下来|别忘了|留意一下)[。！!]?$`)
 	trailingEN    = regexp.MustCompile(`(?i)[\s,;—–-]*\b(?:please|pls|thanks|thank you|thx|ok\??|okay\??|alright\??|got it\??|yeah\??|lol)\s*[.!?]*$`)
