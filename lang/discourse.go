@@ -14,7 +14,7 @@ import (
 // states is read from what is left, and how it was framed from what was
 // removed.
 var (
-	leadEN = regexp.MustCompile(`^(?:(?:no+|nope|nah|yes|yeah|yep|right|ok(?:ay)?|sure|fine|good|great|perfect|cool|nice|thanks|thank you|thx|ty|hm+|uh+|um+|oh|ah|well|wait|hold on|stop|sorry|close|almost|not quite|update|correction|important|reminder|note|again|ugh|argh|that's (?:wrong|not right|not it)|not again)(?:\s*[,.:;!—–-]+|\s+no+\b)|(?:actually|also|and|but|so|plus|btw|by the way|fyi|ps|heads[- ]up|one (?:more|last) (?:thing|detail)(?: on [^:,]{1,40})?|another thing|quick note|for (?:the )?record|for context|just so you know|change of plan(?: for [^:,]{1,60})?|to be clear|as i said|like i said|as always|as usual|same as (?:last time|before)|please)\b)[\s,.:;!—–-]*`)
+	leadEN = regexp.MustCompile(`^(?:(?:no+|nope|nah|yes|yeah|yep|right|ok(?:ay)?|sure|fine|good|great|perfect|cool|nice|thanks|thank you|thx|ty|hm+|uh+|um+|oh|ah|well|wait|hold on|stop|sorry|close|almost|not quite|update|correction|important|reminder|note|again|ugh|argh|that's (?:wrong|not right|not it)|not again)(?:\s*[,.:;!—–-]+|\s+no+\b)|(?:actually|also|and|but|so|plus|btw|by the way|fyi|ps|heads[- ]up|one (?:more |last )?(?:thing|detail)(?: on [^:,]{1,40})?|another thing|quick note|for (?:the )?record|for context|just so you know|change of plan(?: for [^:,]{1,60})?|to be clear|as i said|like i said|as always|as usual|same as (?:last time|before)|please)\b)[\s,.:;!—–-]*`)
 	leadZH = regexp.MustCompile(`^(?:不对|不是|不行|错了|又错了|又是|好的|好|嗯|哦|噢|哎|唉|行|可以了|可以|对|对了|另外|还有|顺便说一下|顺便|补充一下|补充|说一下|跟你说一下|和你说一下|告诉你|提醒一下|提醒|记一下|记住|记得|请记住|请记得|注意|说过了|说过多少次了|我说过|上次说过的|老规矩|老样子|重要|还是|然后|而且|并且|就是|其实|另外说一下|对了还有|等等|等一下|停)[\s，,。.：:；;！!、—-]*`)
 )
 

@@ -1,6 +1,8 @@
 package recall
 
 import (
+	"slices"
+
 	"github.com/hindsight-memory/hindsight/lang"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
 )
@@ -61,14 +63,25 @@ func expandQuery(lx *lexicon.Lexicon, text string) expansion {
 	return out
 }
 
-// terms returns the alternatives' terms, once each, for the keyword
-// search: a memory written in the other language becomes a candidate.
-func (x expansion) terms() []string {
+// crossTerms returns the terms of the alternatives written in the other
+// script than their query term, once each, for the keyword search: a
+// memory written in the other language becomes a candidate. Synonyms in
+// the same language only count towards relevance: as search terms they
+// would reorder what the query's own words already find.
+func (x expansion) crossTerms() []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, alts := range x {
-		for _, a := range alts {
+	keys := make([]string, 0, len(x))
+	for k := range x {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		for _, a := range x[k] {
 			for _, t := range a {
+				if lang.HasCJK(t) == lang.HasCJK(k) {
+					continue
+				}
 				if !seen[t] {
 					seen[t] = true
 					out = append(out, t)

@@ -156,7 +156,7 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 		}
 	}
 	x := expandQuery(e.deps.Lexicon, parsed.Text)
-	terms := append(lang.Terms(parsed.Text), x.terms()...)
+	terms := append(lang.Terms(parsed.Text), x.crossTerms()...)
 	kw, kwIn := c.searchKeyword(terms, f, tf, e.cfg.KeywordCandidates)
 	if parsed.TimeUse == string(TimeFilter) && len(kw) == 0 && !slices.ContainsFunc(vec.hits, similar) {
 		// A range read from the text is a guess; when nothing at all was
@@ -167,7 +167,7 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 		parsed.TimeUse = timeFilterEmpty
 		parsed.Text = q.Text
 		x = expandQuery(e.deps.Lexicon, parsed.Text)
-		terms = append(lang.Terms(parsed.Text), x.terms()...)
+		terms = append(lang.Terms(parsed.Text), x.crossTerms()...)
 		if e.deps.Index != nil {
 			vec = e.searchVectors(ctx, parsed.Text, f, nil)
 			if vec.err != nil {

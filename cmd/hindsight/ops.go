@@ -184,6 +184,8 @@ model; otherwise the offline embedder.`, "OPENAI_BASE_URL", "OPENAI_API_KEY", "H
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	baseline := fs.Bool("baseline", false, "also score the reference baseline (BM25 + character n-grams, RRF)")
 	maxQ := fs.Int("max-questions", 0, "score only the first N questions of each conversation (0: all)")
+	serviceDefaults := fs.Bool("service-defaults", false, "recall exactly as memory_recall serves (recency in the rerank, no context window) instead of the eval's settings")
+	threshold := fs.Float64("threshold", 0, "relevance threshold scored besides the unfiltered ranking (0: the service's default)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -203,7 +205,15 @@ model; otherwise the offline embedder.`, "OPENAI_BASE_URL", "OPENAI_API_KEY", "H
 	if err != nil {
 		return err
 	}
-	r, err := locomo.Run(ctx, locomo.Options{DataPath: *data, Ks: cut, Embedder: emb, Baseline: *baseline, MaxQuestions: *maxQ, Lexicon: lexicon.Default()})
+	opts := locomo.Options{DataPath: *data, Ks: cut, Embedder: emb, Baseline: *baseline, MaxQuestions: *maxQ, Lexicon: lexicon.Default(), Threshold: *threshold}
+	if *serviceDefaults {
+		cfg := locomo.ServiceConfig(emb)
+		opts.Config = &cfg
+	}
+	r, err := locomo.Run(ctx, opts)
+	if err == nil && *serviceDefaults {
+		r.Config = "service"
+	}
 	if err != nil {
 		return err
 	}

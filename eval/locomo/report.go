@@ -13,12 +13,17 @@ func (r Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "LoCoMo retrieval recall: %d conversations, %d turns, %d questions with evidence (%d without, skipped)\n",
 		r.Conversations, r.Turns, r.Questions, r.Skipped)
-	fmt.Fprintf(&b, "embedder: %s; fusion: %s\n\n", r.Embedder, r.Fusion)
+	fmt.Fprintf(&b, "embedder: %s; fusion: %s; configuration: %s\n", r.Embedder, r.Fusion, r.Config)
+	fmt.Fprintf(&b, "recall@k ranks every candidate; @k≥%.2f counts only results at or above the relevance threshold; none: questions that got nothing at it\n\n", r.Threshold)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "category\tquestions\t")
 	for _, k := range r.Ks {
 		fmt.Fprintf(tw, "recall@%d\t", k)
 	}
+	for _, k := range r.Ks {
+		fmt.Fprintf(tw, "@%d≥%.2f\t", k, r.Threshold)
+	}
+	fmt.Fprint(tw, "none\t")
 	if r.Baseline != nil {
 		for _, k := range r.Ks {
 			fmt.Fprintf(tw, "baseline@%d\t", k)
@@ -34,6 +39,10 @@ func (r Report) WriteText(w io.Writer) error {
 		for _, v := range c.Recall {
 			fmt.Fprintf(tw, "%.3f\t", v)
 		}
+		for _, v := range c.AtThreshold {
+			fmt.Fprintf(tw, "%.3f\t", v)
+		}
+		fmt.Fprintf(tw, "%d\t", c.None)
 		if base != nil {
 			for _, v := range base.Recall {
 				fmt.Fprintf(tw, "%.3f\t", v)

@@ -40,7 +40,11 @@ type Options struct {
 	Baseline bool
 	// Lexicon expands query terms as the service does (nil: none).
 	Lexicon *lexicon.Lexicon
-	Logger  *slog.Logger
+	// Threshold is the relevance threshold scored besides the unfiltered
+	// ranking (recall.DefaultMinRelevance when zero): recall@k counting
+	// only results at or above it, and how many questions get nothing.
+	Threshold float64
+	Logger    *slog.Logger
 }
 
 // EngineConfig is the recall configuration the evaluation uses: the
@@ -58,13 +62,28 @@ type Options struct {
 //   - with the offline embedder, the vector share for a lexical embedder
 //     (recall.LexicalVectorShare): it restates BM25's matches without its
 //     weighting of rare words. Other embedders keep the default share.
+//
+// The relevance threshold is off in the engine: each run scores the
+// ranking unfiltered and at Options.Threshold.
 func EngineConfig(emb memory.Embedder) recall.Config {
 	cfg := recall.Config{
 		NoUsage:       true,
 		Weights:       recall.Weights{Relevance: 0.6, Recency: 0, Confidence: 0.15, Usage: 0.05},
 		Context:       0.8,
 		ContextRadius: 2,
+		MinRelevance:  -1, // scored both ways: see Options.Threshold
 	}
+	if _, lexical := emb.(*offline.Embedder); lexical {
+		cfg.VectorShare = recall.LexicalVectorShare
+	}
+	return cfg
+}
+
+// ServiceConfig is exactly the configuration memory_recall serves with,
+// but for usage counting (each question would otherwise promote what
+// earlier questions returned): recency in the rerank, no context window.
+func ServiceConfig(emb memory.Embedder) recall.Config {
+	cfg := recall.Config{NoUsage: true, MinRelevance: -1}
 	if _, lexical := emb.(*offline.Embedder); lexical {
 		cfg.VectorShare = recall.LexicalVectorShare
 	}
@@ -81,6 +100,10 @@ type Report struct {
 	Ks            []int            `json:"ks"`
 	Categories    []CategoryReport `json:"categories"`
 	Overall       CategoryReport   `json:"overall"`
+	// Threshold is the relevance threshold of Recall.AtThreshold and None.
+	Threshold float64 `json:"threshold"`
+	// Config names the engine configuration: "eval" or "service".
+	Config string `json:"config"`
 	// Baseline holds the reference baseline's recall, when asked for, in
 	// the same shape as Categories and Overall.
 	Baseline      *BaselineReport `json:"baseline,omitempty"`
@@ -97,6 +120,12 @@ type CategoryReport struct {
 	Name      string    `json:"name"`
 	Questions int       `json:"questions"`
 	Recall    []float64 `json:"recall"` // recall@Ks[i]
+	// AtThreshold is recall@Ks[i] counting only results whose relevance
+	// passes the threshold.
+	AtThreshold []float64 `json:"at_threshold,omitempty"`
+	// None is how many questions got no result at the threshold: for the
+	// adversarial category, about things never said, nothing is right.
+	None int `json:"none"`
 }
 
 // BaselineReport is the reference baseline's recall@k.
@@ -131,8 +160,13 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		opt.NewIndex = func(_ context.Context, dim int) (memory.VectorIndex, error) { return memory.NewMemIndex(dim), nil }
 	}
 	cfg := EngineConfig(opt.Embedder)
+	configName := "eval"
 	if opt.Config != nil {
 		cfg = *opt.Config
+		configName = "custom"
+	}
+	if opt.Threshold == 0 {
+		opt.Threshold = recall.DefaultMinRelevance
 	}
 	data := opt.Data
 	if data == nil {
@@ -151,7 +185,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		}
 	}
 
-	rep := Report{Data: opt.DataPath, Ks: ks, Embedder: "none (keyword only)", Fusion: string(cfg.Fusion)}
+	rep := Report{Data: opt.DataPath, Ks: ks, Embedder: "none (keyword only)", Fusion: string(cfg.Fusion), Threshold: opt.Threshold, Config: configName}
 	if rep.Fusion == "" {
 		rep.Fusion = string(recall.DefaultConfig().Fusion)
 	}
@@ -160,6 +194,8 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	}
 	maxK := ks[len(ks)-1]
 	sums := map[int][]float64{} // category → recall sums per k
+	onSums := map[int][]float64{}
+	nones := map[int]int{}
 	baseSums := map[int][]float64{}
 	counts := map[int]int{}
 	var took []time.Duration
@@ -191,7 +227,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 				rep.Skipped++
 				continue
 			}
-			got, d, err := r.ask(ctx, q.Text, maxK)
+			got, rel, d, err := r.ask(ctx, q.Text, maxK)
 			if err != nil {
 				r.close()
 				return Report{}, fmt.Errorf("locomo: %s: question %q: %w", conv.ID, q.Text, err)
@@ -199,9 +235,20 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 			took = append(took, d)
 			if sums[q.Category] == nil {
 				sums[q.Category] = make([]float64, len(ks))
+				onSums[q.Category] = make([]float64, len(ks))
+			}
+			var on []string
+			for i, g := range got {
+				if rel[i] >= opt.Threshold {
+					on = append(on, g)
+				}
+			}
+			if len(on) == 0 {
+				nones[q.Category]++
 			}
 			for i, k := range ks {
 				sums[q.Category][i] += recallAt(q.Evidence, got, k)
+				onSums[q.Category][i] += recallAt(q.Evidence, on, k)
 			}
 			if base != nil {
 				if baseSums[q.Category] == nil {
@@ -219,6 +266,13 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	}
 
 	rep.Categories, rep.Overall = summarize(sums, counts, len(ks))
+	onCats, onOverall := summarize(onSums, counts, len(ks))
+	for i := range rep.Categories {
+		rep.Categories[i].AtThreshold = onCats[i].Recall
+		rep.Categories[i].None = nones[rep.Categories[i].Category]
+		rep.Overall.None += rep.Categories[i].None
+	}
+	rep.Overall.AtThreshold = onOverall.Recall
 	if opt.Baseline {
 		cats, overall := summarize(baseSums, counts, len(ks))
 		rep.Baseline = &BaselineReport{Categories: cats, Overall: overall}
@@ -405,18 +459,22 @@ func turnMemory(tenant, sessionID, episodeID string, date time.Time, i int, t Tu
 }
 
 // ask recalls for a question and returns the dia IDs of the results.
-func (r *runner) ask(ctx context.Context, question string, k int) ([]string, time.Duration, error) {
+// ask returns the dia IDs recalled for a question, best first, with
+// each result's absolute relevance.
+func (r *runner) ask(ctx context.Context, question string, k int) ([]string, []float64, time.Duration, error) {
 	t0 := time.Now()
 	resp, err := r.engine.Recall(ctx, memory.Query{Tenant: r.tenant, Text: question, TopK: k})
 	d := time.Since(t0)
 	if err != nil {
-		return nil, d, err
+		return nil, nil, d, err
 	}
 	out := make([]string, len(resp.Results))
+	rel := make([]float64, len(resp.Results))
 	for i, res := range resp.Results {
 		out[i] = r.dia[res.Memory.ID]
+		rel[i] = res.Breakdown.Relevance
 	}
-	return out, d, nil
+	return out, rel, d, nil
 }
 
 func (r *runner) close() {

@@ -13,7 +13,7 @@ import (
 
 // FeatureVersion names the feature extraction. A model records the
 // version it was trained with and refuses to load under another one.
-const FeatureVersion = "f4"
+const FeatureVersion = "f6"
 
 // Position says where a sentence sits in a session.
 type Position string
@@ -154,7 +154,11 @@ func Features(sentence string, pos Position) []string {
 			rs := []rune(t.text)
 			han += len(rs)
 			for i := range rs {
-				add("c:" + string(rs[i]))
+				if len(rs) == 1 {
+					// A character alone says little about the sentence;
+					// it counts only when it stands alone.
+					add("c:" + string(rs[i]))
+				}
 				if i+1 < len(rs) {
 					add("cc:" + string(rs[i:i+2]))
 				}
@@ -162,7 +166,12 @@ func Features(sentence string, pos Position) []string {
 					add("ccc:" + string(rs[i:i+3]))
 				}
 			}
-			stream = append(stream, "⟪"+string(rs[0])+"⟫", "⟪"+string(rs[len(rs)-1])+"⟫")
+			// In the word stream a run of Han is its first and last
+			// bigrams: what it opens and ends with.
+			stream = append(stream, "⟪"+string(rs[:min(2, len(rs))])+"⟫")
+			if len(rs) > 2 {
+				stream = append(stream, "⟪"+string(rs[len(rs)-2:])+"⟫")
+			}
 		case strings.HasPrefix(t.text, "⟨"):
 			add("u:" + t.text)
 			stream = append(stream, t.text)
@@ -278,4 +287,18 @@ func script(words, han int) string {
 		return "han+latin"
 	}
 	return "latin+han"
+}
+
+// Cues returns the names of the cue features a sentence carries
+// ("standing", "binding", "taste", "change", …), for callers that weigh a
+// model's reading against how a sentence is framed.
+func Cues(sentence string) []string {
+	full := Masks(sentence)
+	var out []string
+	for _, c := range cueFeatures {
+		if c.re.MatchString(full) {
+			out = append(out, c.name)
+		}
+	}
+	return out
 }

@@ -22,7 +22,12 @@ var (
 	framingEN     = regexp.MustCompile(`(?i)\s*[,;—–-]*\s*\b(?:so |and )?(?:please )?(?:keep (?:that|this|it) in mind|bear (?:that|this) in mind|remember (?:that|this)|note (?:that|this) down|don't forget (?:that|this)|make a note of (?:that|it|this))\b(?: (?:when|for|next time|going forward|from now on)[^,.;!?]*)?`)
 	framingLeadEN = regexp.MustCompile(`(?i)^(?:from now on|going forward|from here on(?: out)?|in (?:the )?future|for the future|next time|please remember(?: that| to)?|remember(?: that| to)?|keep in mind(?: that)?|note that|make sure (?:that|to)?|just make sure(?: that| to)?|always remember to)\b[\s,:]*`)
 	framingZH     = regexp.MustCompile(`[，,]?\s*(?:你)?(?:记住了?|记一下|记下来|别忘了|留意一下)[。！!]?$`)
-	trailingEN    = regexp.MustCompile(`(?i)[\s,;—–-]*\b(?:please|pls|thanks|thank you|thx|ok\??|okay\??|alright\??|got it\??|yeah\??|lol)\s*[.!?]*$`)
+	framingLeadZH = regexp.MustCompile(`^(?:以后|今后|往后|从现在开始|从现在起|从今以后|从今往后|从今天起|下次|记住|记得|请记住|请记得|麻烦记住)[，,：:\s]*`)
+	// framingInEN is "from now on" inside a sentence: "Use X from now on,
+	// not Y" keeps its comma.
+	framingInEN = regexp.MustCompile(`(?i)\s*,?\s*\b(?:from now on|going forward|from here on(?: out)?|in (?:the )?future)\b,?`)
+	midPleaseRE = regexp.MustCompile(`(?i)\s+please\b(\s*[,;.!])`)
+	trailingEN  = regexp.MustCompile(`(?i)[\s,;—–-]*\b(?:please|pls|thanks|thank you|thx|ok\??|okay\??|alright\??|got it\??|yeah\??|lol)\s*[.!?]*$`)
 )
 
 // memoryForm rewrites a user's statement as a memory: see the comment at
@@ -51,9 +56,16 @@ func rewriteEN(s string) string {
 	if t := framingEN.ReplaceAllString(s, ""); wordCount(t) >= 2 {
 		s = t
 	}
+	s = framingInEN.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.HasSuffix(m, ",") {
+			return ","
+		}
+		return ""
+	})
 	if t := trailingEN.ReplaceAllString(s, ""); wordCount(t) >= 2 {
 		s = t
 	}
+	s = midPleaseRE.ReplaceAllString(s, "$1")
 	s = thirdPersonEN(s)
 	return strings.Trim(s, " ,;:—–-")
 }
@@ -146,6 +158,13 @@ var (
 
 func rewriteZH(s string) string {
 	s = hlang.StripLead(s)
+	for {
+		t := hlang.StripLead(framingLeadZH.ReplaceAllString(s, ""))
+		if t == s || wordCount(t) < 2 {
+			break
+		}
+		s = t
+	}
 	if t := framingZH.ReplaceAllString(s, ""); wordCount(t) >= 2 {
 		s = t
 	}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	hlang "github.com/hindsight-memory/hindsight/lang"
 	"github.com/hindsight-memory/hindsight/lang/classify"
@@ -32,8 +33,9 @@ type statement struct {
 // keepContinuation is what a sentence that leans on a kept one needs to
 // join it.
 const (
+	keepVerdict      = 0.85 // a verdict on the work needs this much
 	keepStatement    = 0.5
-	keepOpening      = 0.65
+	keepOpening      = 0.7
 	keepContinuation = 0.3
 )
 
@@ -54,8 +56,16 @@ func (u userSentence) kind() memory.Kind {
 			best, bestP = memory.Kind(l), u.pred.P[i]
 		}
 	}
+	// A wish stated as a prohibition or an obligation ("never …", "不要
+	// …", "must …") binds: it is a rule whatever the model leaned to.
+	if best == memory.KindPreference && bindingRE.MatchString(fold(u.text)) {
+		return memory.KindRule
+	}
 	return best
 }
+
+// bindingRE recognises prohibitions and obligations.
+var bindingRE = regexp.MustCompile(`\b(?:never|must|mustn't|must not|do not|don't|dont|not allowed|forbidden|prohibited|under no circumstances|no exceptions)\b|不要|别|禁止|不许|不准|不能|严禁|务必|必须|切勿|不得`)
 
 // userStatements reads the preferences, rules and facts stated in user
 // messages: each sentence is classified (lang/classify), and the
@@ -78,7 +88,7 @@ func userStatements(events []memory.Event) []statement {
 			opening = false
 		}
 		var ss []userSentence
-		for _, sent := range splitSentences(e.Content) {
+		for _, sent := range statementUnits(e.Content) {
 			p := model.Predict(sent, pos)
 			ss = append(ss, userSentence{text: sent, pred: p, keep: 1 - p.P[0]})
 		}
@@ -89,6 +99,12 @@ func userStatements(events []memory.Event) []statement {
 		for j := 0; j < len(ss); j++ {
 			s := ss[j]
 			if s.keep < need {
+				continue
+			}
+			// A verdict on the work ("the chart's Chinese is all boxes, not
+			// OK", "perfect") is feedback, not a standing statement, unless
+			// it is framed as one ("from now on", "never").
+			if core := fold(hlang.StripLead(s.text)); (negativeRE.MatchString(core) || positiveRE.MatchString(core)) && s.keep < keepVerdict && !framedAsStanding(s.text) {
 				continue
 			}
 			text := s.text
@@ -116,6 +132,17 @@ func userStatements(events []memory.Event) []statement {
 	return out
 }
 
+// framedAsStanding reports whether a sentence carries a cue of a standing
+// or binding statement.
+func framedAsStanding(s string) bool {
+	for _, c := range classify.Cues(s) {
+		if c == "standing" || c == "binding" || c == "change" {
+			return true
+		}
+	}
+	return false
+}
+
 // signalOf reads how a statement is framed: a change, a refinement or a
 // restatement (see package lang's cues).
 func signalOf(s string) memory.Signal {
@@ -131,14 +158,46 @@ func signalOf(s string) memory.Signal {
 	return ""
 }
 
+// A clause that opens with a discourse or framing marker after a comma
+// starts a statement of its own: "以后报表里的时间都用UTC，记住不要覆盖原来的
+// sheet" says two things. newClauseRE finds such boundaries.
+var newClauseRE = regexp.MustCompile(`[，,；;]\s*(?:另外|还有|记住|记得|对了|顺便|而且|以后|也请|请记住|(?i:also|and also|and never|and always|plus|oh and|btw|one more thing|remember to|also make sure))`)
+
+// statementUnits splits a user message into sentences, and a sentence
+// at clause boundaries that open a new statement.
+func statementUnits(text string) []string {
+	var out []string
+	for _, sent := range splitSentences(text) {
+		for {
+			m := newClauseRE.FindStringIndex(sent)
+			if m == nil || m[0] == 0 {
+				break
+			}
+			// Keep the comma with the first part, drop it from the next.
+			head := strings.TrimSpace(sent[:m[0]])
+			_, size := utf8.DecodeRuneInString(sent[m[0]:])
+			if wordCount(head) < 3 {
+				break
+			}
+			out = append(out, head)
+			sent = strings.TrimSpace(sent[m[0]+size:])
+		}
+		if sent != "" {
+			out = append(out, sent)
+		}
+	}
+	return out
+}
+
 // Words that make a sentence lean on the one before: pronouns and
 // demonstratives that point back ("It's pnpm, always.", "这样清就行"), and
 // connectives of consequence ("So no match statements."). Connectives that
 // add something new ("And never …", "另外…") start a statement of their
 // own.
 var (
-	leanEN = regexp.MustCompile(`(?i)^(?:so|therefore|thus|hence|otherwise|which|that|this|these|those|it|it's|they|them|there|such|same|except|unless|including|instead)\b|\b(?:that|this|it|them|those|the same)\s*[.!]?$`)
-	leanZH = regexp.MustCompile(`^(?:所以|因此|否则|不然|这个|这样|这么|那个|那样|它|他们|她们|这些|那些|同样|其他|其余|除了)|(?:这样|这么|那样|一样)(?:做|办|清|弄|处理|来)?[。！]?$`)
+	leanEN    = regexp.MustCompile(`(?i)^(?:so|therefore|thus|hence|otherwise|which|that|this|these|those|it|it's|they|them|there|such|same|except|unless|including|instead)\b`)
+	leanEndEN = regexp.MustCompile(`(?i)\b(?:that|this|it|them|those|the same)\s*[.!]?$`)
+	leanZH    = regexp.MustCompile(`^(?:所以|因此|否则|不然|这个|这样|这么|那个|那样|它|他们|她们|这些|那些|同样|其他|其余|除了)|(?:这样|这么|那样|一样)(?:做|办|清|弄|处理|来)?[。！]?$`)
 )
 
 func leansOnPrevious(s string) bool {
@@ -146,7 +205,8 @@ func leansOnPrevious(s string) bool {
 	if leanEN.MatchString(s) || leanZH.MatchString(s) {
 		return true
 	}
-	return wordCount(s) <= 3
+	n := wordCount(s)
+	return n <= 3 || n <= 6 && leanEndEN.MatchString(s)
 }
 
 // substantive reports whether a statement says enough to act on: at
