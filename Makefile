@@ -20,6 +20,12 @@ LOCOMO ?= $(wildcard ../shared/bench/locomo/locomo-dev.json)
 ifneq ($(LOCOMO),)
 export HINDSIGHT_LOCOMO := $(abspath $(LOCOMO))
 endif
+# The scenario corpus (../shared/bench/scenarios/dev.json), likewise:
+# `make test` runs `hindsight eval scenarios` on it end to end.
+SCENARIOS ?= $(wildcard ../shared/bench/scenarios/dev.json)
+ifneq ($(SCENARIOS),)
+export HINDSIGHT_SCENARIOS := $(abspath $(SCENARIOS))
+endif
 
 .PHONY: dev test bench build deps chdb dicts tools vet check clean
 

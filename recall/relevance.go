@@ -152,7 +152,7 @@ func (x *keywordIndex) coverage(q []relTerm, ord int32) float64 {
 			matched += w
 		case t.latin != "" && len(t.latin) >= minSharedPrefix && sharesStem(t.latin, d.terms):
 			matched += partialCredit * w
-		case prefixOfAny(t.forms[1:], d.terms):
+		case partlyIn(t.forms[1:], has, d.terms):
 			matched += partialCredit * w
 		}
 	}
@@ -179,16 +179,23 @@ func anyIn(groups [][]string, has map[string]bool) bool {
 	return false
 }
 
-// prefixOfAny reports whether a one-word alternative of four letters or
-// more begins one of the terms: a translation "time" in "timestamp".
-func prefixOfAny(forms [][]string, terms []string) bool {
+// partlyIn reports whether an alternative shows in part: one of its
+// terms occurs, or an English one of four letters or more begins one of
+// the document's terms (a gloss "report form" in "report", "time" in
+// "timestamp"). A translation found in part is evidence, not a match.
+func partlyIn(forms [][]string, has map[string]bool, terms []string) bool {
 	for _, f := range forms {
-		if len(f) != 1 || len(f[0]) < 4 || lang.HasCJK(f[0]) {
-			continue
-		}
-		for _, u := range terms {
-			if strings.HasPrefix(u, f[0]) {
+		for _, a := range f {
+			if has[a] {
 				return true
+			}
+			if len(a) < 4 || lang.HasCJK(a) {
+				continue
+			}
+			for _, u := range terms {
+				if strings.HasPrefix(u, a) {
+					return true
+				}
 			}
 		}
 	}

@@ -38,11 +38,12 @@ func endSession(t *testing.T, s *mcp.ClientSession, args map[string]any) mcpserv
 	return call[mcpserver.EndOutput](t, s, mcpserver.ToolEnd, args)
 }
 
-// preferenceOf returns the preference a session's distillation ended in.
+// preferenceOf returns the statement (a preference, rule or fact: the
+// classifier's call) a session's distillation ended in.
 func preferenceOf(t *testing.T, end mcpserver.EndOutput) mcpserver.EndMemory {
 	t.Helper()
 	for _, m := range end.Memories {
-		if m.Kind == memory.KindPreference {
+		if m.Kind != memory.KindLesson {
 			return m
 		}
 	}

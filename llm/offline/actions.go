@@ -111,6 +111,11 @@ func newAction(e memory.Event) *action {
 		a.tool = "tool"
 	}
 	a.primary, a.kind = primaryOf(e.ToolArgs)
+	if strings.TrimSpace(e.ToolArgs) == "" && e.Content != "" && e.Content != e.ToolResult && e.Content != e.Error {
+		// The call written in the event's content rather than its
+		// arguments ("bash: cd app && npm run build").
+		a.primary, a.kind = e.Content, primaryOther
+	}
 	if a.kind == primaryOther && isShellTool(a.tool) {
 		a.kind = primaryCommand
 	}

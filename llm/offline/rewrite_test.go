@@ -1,0 +1,92 @@
+package offline
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+func TestMemoryForm(t *testing.T) {
+	for _, tt := range []struct{ say, want string }{
+		{"I'm vegetarian so keep that in mind", "The user is vegetarian."},
+		{"I always want metric units (kilometres, metres) in your answers.", "The user always wants metric units (kilometres, metres) in your answers."},
+		{"I can't stand bullet points.", "The user can't stand bullet points."},
+		{"My manager hates long emails.", "The user's manager hates long emails."},
+		{"We no longer use PagerDuty, we moved to Opsgenie.", "The team no longer uses PagerDuty, the team moved to Opsgenie."},
+		{"No — replacements over $500 don't need approval.", "Replacements over $500 don't need approval."},
+		{"Close, but put the currency symbol after the amount.", "Put the currency symbol after the amount."},
+		{"Change of plan: use EUR from now on, not USD.", "Use EUR, not USD."},
+		{"Again: write to me, don't ring.", "Write to the user, don't ring."},
+		{"跟你说一下，以后日报的时间改成 UTC。", "日报的时间改成 UTC。"},
+		{"不对，我们用的是 pnpm 8。", "团队用的是 pnpm 8。"},
+		{"说过了，我要的是 Excel 文件。", "用户要的是 Excel 文件。"},
+		{"记住，周报发到 ops@example.com。", "周报发到 ops@example.com。"},
+	} {
+		if got := memoryForm(tt.say); got != tt.want {
+			t.Errorf("memoryForm(%q) = %q, want %q", tt.say, got, tt.want)
+		}
+	}
+}
+
+// TestLessonsFromAnyTranscriptShape: a command in the tool event's
+// content instead of tool_args, and a traceback inside tool_result
+// instead of error, still give the failure→fix lesson; a flag of a
+// command after a pipe is not the fix.
+func TestLessonsFromAnyTranscriptShape(t *testing.T) {
+	tr := session(t,
+		user("Build the admin panel."),
+		memory.Event{Role: memory.RoleTool, ToolName: "bash", Content: "cd legacy/admin-panel && npm run build 2>&1 | tail -n 20",
+			ToolResult: "Error: error:0308010C:digital envelope routines::unsupported\n    at new Hash (node:internal/crypto/hash:69:19)"},
+		assistant("Node 17+ ships OpenSSL 3, which rejects the MD4 hash webpack 4 uses; the legacy provider re-enables it."),
+		memory.Event{Role: memory.RoleTool, ToolName: "bash", Content: "cd legacy/admin-panel && NODE_OPTIONS=--openssl-legacy-provider npm run build 2>&1 | tail -n 12",
+			ToolResult: "Compiled successfully."},
+		user("thanks"),
+	)
+	ls := ofKind(extract(t, tr), memory.KindLesson)
+	if len(ls) == 0 {
+		t.Fatal("no lesson")
+	}
+	text := ls[0].Content + " " + ls[0].CounterExample
+	if !strings.Contains(text, "openssl-legacy-provider") {
+		t.Errorf("lesson %q lacks the fix", text)
+	}
+	if strings.Contains(ls[0].Content, "-n 12") || strings.Contains(ls[0].Content, "-n 20") {
+		t.Errorf("lesson %q took tail's -n for the fix", ls[0].Content)
+	}
+	if !strings.Contains(ls[0].CounterExample, "0308010C") {
+		t.Errorf("counter-example %q lacks the error", ls[0].CounterExample)
+	}
+}
+
+// TestUnfixedFailureKeepsWhy: when nothing fixed it, the lesson says what
+// failed and why, in the agent's words, with no made-up fix.
+func TestUnfixedFailureKeepsWhy(t *testing.T) {
+	tr := session(t,
+		user("Load the partner files from s3://partner-drop/acme/."),
+		call("bash", `{"command":"aws s3 ls s3://partner-drop/acme/ --profile loader"}`, "", "An error occurred (AccessDenied) when calling the ListObjectsV2 operation: Access Denied"),
+		call("bash", `{"command":"aws s3 ls s3://partner-drop/acme/ --profile readonly"}`, "", "An error occurred (AccessDenied) when calling the ListObjectsV2 operation: Access Denied"),
+		assistant("Both roles we have are denied on partner-drop: the bucket policy does not grant our roles, and only the platform team can change it."),
+		user("ok, leave it"),
+	)
+	ls := ofKind(extract(t, tr), memory.KindLesson)
+	if len(ls) != 1 || !strings.Contains(ls[0].Content, "bucket policy") || !strings.Contains(ls[0].CounterExample, "AccessDenied") {
+		t.Fatalf("lessons %+v, want one that says the bucket policy denies both roles, with the error", ls)
+	}
+	if strings.Contains(ls[0].Content, "fix:") {
+		t.Errorf("lesson %q invents a fix", ls[0].Content)
+	}
+}
+
+// TestChatWithoutWorkTeachesNoLesson: an agent explaining things in a
+// chat with no tool call learned nothing about this environment.
+func TestChatWithoutWorkTeachesNoLesson(t *testing.T) {
+	tr := session(t,
+		user("Out of curiosity, what's the difference between VACUUM and VACUUM FULL?"),
+		assistant("VACUUM FULL rewrites the whole table and takes an exclusive lock, while plain VACUUM only marks dead tuples as reusable."),
+		user("ok thanks"),
+	)
+	if c := extract(t, tr).Candidates; len(c) != 0 {
+		t.Errorf("candidates %+v, want none", c)
+	}
+}

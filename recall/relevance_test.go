@@ -1,0 +1,128 @@
+package recall
+
+import (
+	"testing"
+
+	"github.com/hindsight-memory/hindsight/lang/lexicon"
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// relevanceOf recalls q with the threshold off and returns each memory's
+// absolute relevance.
+func relevanceOf(t *testing.T, e *env, q string) map[string]float64 {
+	t.Helper()
+	r := e.recall(t, memory.Query{Tenant: "acme", Text: q, NoParse: true})
+	out := map[string]float64{}
+	for _, res := range r.Results {
+		out[res.Memory.ID] = res.Breakdown.Relevance
+	}
+	return out
+}
+
+// TestRelevanceIsCalibrated checks, for one query in English and one in
+// Chinese, that a memory about what the query asks is relevant, a memory
+// that shares a topic word but not the question is weak, and an unrelated
+// one is not relevant: the same scale whatever else is stored.
+func TestRelevanceIsCalibrated(t *testing.T) {
+	for _, tc := range []struct {
+		name                      string
+		query                     string
+		relevant, weak, unrelated string
+	}{
+		{"en", "which time zone should report timestamps use?",
+			"Give report timestamps in UTC, with the time zone named.",
+			"Reports go to ops-leads@example.com every Monday.",
+			"Never deploy billing-api on Fridays."},
+		{"zh", "报表里的时间用什么时区？",
+			"报表里的时间统一用北京时间，时区写成 UTC+8。",
+			"报表每周一发给运营。",
+			"周五不要发布 billing-api。"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, Config{NoUsage: true, MinRelevance: -1})
+			e.write(t, mem("acme", "rel", tc.relevant, 0), mem("acme", "weak", tc.weak, 0), mem("acme", "none", tc.unrelated, 0))
+			got := relevanceOf(t, e, tc.query)
+			if got["rel"] < DefaultMinRelevance {
+				t.Errorf("relevant memory: relevance %.2f, want at least %.2f", got["rel"], DefaultMinRelevance)
+			}
+			if w := got["weak"]; w >= got["rel"] || w >= 0.5 {
+				t.Errorf("weakly related memory: relevance %.2f, want below the relevant one (%.2f) and below 0.5", w, got["rel"])
+			}
+			if u := got["none"]; u >= DefaultMinRelevance {
+				t.Errorf("unrelated memory: relevance %.2f, want below %.2f", u, DefaultMinRelevance)
+			}
+
+			// With the threshold on, the unrelated memory is not returned,
+			// and a query nothing stored speaks to gets nothing.
+			on := newEnv(t, Config{NoUsage: true})
+			on.write(t, mem("acme", "rel", tc.relevant, 0), mem("acme", "none", tc.unrelated, 0))
+			r := on.recall(t, memory.Query{Tenant: "acme", Text: tc.query, NoParse: true})
+			if len(r.Results) == 0 || r.Results[0].Memory.ID != "rel" || !r.Results[0].Breakdown.Relevant {
+				t.Fatalf("threshold on: results %+v, want the relevant memory first, marked relevant", r.Results)
+			}
+			for _, res := range r.Results {
+				if res.Memory.ID == "none" {
+					t.Errorf("threshold on: the unrelated memory was returned (relevance %.2f)", res.Breakdown.Relevance)
+				}
+			}
+			nothing := on.recall(t, memory.Query{Tenant: "acme", Text: "what is the capital of France?", NoParse: true})
+			if len(nothing.Results) != 0 || nothing.Text != NothingRelevant {
+				t.Errorf("an unrelated query got %d results and text %q, want none and the nothing-relevant text", len(nothing.Results), nothing.Text)
+			}
+		})
+	}
+}
+
+// TestRecencyNeverMakesRelevant: a fresh, confident, much-used memory that
+// does not speak to the query stays out, however its other signals score.
+func TestRecencyNeverMakesRelevant(t *testing.T) {
+	e := newEnv(t, Config{NoUsage: true})
+	fresh := mem("acme", "fresh", "Never deploy billing-api on Fridays.", 0)
+	fresh.Confidence, fresh.RecallCount = 0.9, 50
+	old := mem("acme", "old", "Give report timestamps in UTC.", 400*24*3600e9)
+	old.Confidence = 0.3
+	e.write(t, fresh, old)
+	r := e.recall(t, memory.Query{Tenant: "acme", Text: "report timestamps time zone", NoParse: true})
+	if len(r.Results) != 1 || r.Results[0].Memory.ID != "old" {
+		t.Fatalf("results %+v, want only the old relevant memory", r.Results)
+	}
+}
+
+// TestCrossLanguageRecall needs the dictionaries (scripts/fetch-dicts.sh,
+// run by make test): a Chinese query finds an English memory and the
+// reverse.
+func TestCrossLanguageRecall(t *testing.T) {
+	lx := lexicon.Default()
+	if lx == nil {
+		t.Skipf("dictionaries not installed (%v); make dicts installs them", lexicon.Err())
+	}
+	store, index := memory.NewMemStore(), memory.NewMemIndex(64)
+	e := &env{store: store, index: index, emb: &wordEmbedder{dim: 64}}
+	eng, err := New(Config{NoUsage: true}, Deps{Memories: store, Episodes: store, Index: index, Embedder: e.emb, Lexicon: lx, Clock: fixedClock(base)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	e.engine = eng
+	if e.indexer, err = NewIndexer(IndexerDeps{Memories: store, Index: index, Embedder: e.emb, Engine: eng}, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.write(t,
+		mem("acme", "en", "Give report timestamps in UTC.", 0),
+		mem("acme", "zh", "导出 CSV 文件用普通 UTF-8 编码，不带 BOM。", 0),
+		mem("acme", "other", "Never deploy billing-api on Fridays.", 0))
+	for q, want := range map[string]string{
+		"报表时间用什么时区":                             "en",
+		"what encoding should CSV exports use?": "zh",
+	} {
+		r := e.recall(t, memory.Query{Tenant: "acme", Text: q, NoParse: true})
+		if len(r.Results) == 0 || r.Results[0].Memory.ID != want {
+			t.Errorf("%q: results %+v, want %s first", q, r.Results, want)
+		}
+		for _, res := range r.Results {
+			if res.Memory.ID == "other" {
+				t.Errorf("%q: the unrelated memory was returned", q)
+			}
+		}
+	}
+}
