@@ -78,7 +78,7 @@ func TestHeldOutQuality(t *testing.T) {
 	}
 	xs := loadData(t)
 	for _, c := range []struct {
-		role      Role
+		role       Role
 		minP, minR float64
 	}{
 		{RoleUser, 0.82, 0.82},
