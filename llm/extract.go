@@ -45,6 +45,9 @@ type Extractor struct {
 	fieldLimit    int
 	maxTokens     int
 	maxCandidates int
+	chatter       func(memory.Transcript, int) bool
+	fallback      memory.Extractor
+	nothing       func(memory.Transcript) bool
 	log           *slog.Logger
 }
 
@@ -66,6 +69,22 @@ func WithMaxTokens(tokens int) Option { return func(x *Extractor) { x.maxTokens 
 
 // WithMaxCandidates caps the candidate memories kept from one session.
 func WithMaxCandidates(n int) Option { return func(x *Extractor) { x.maxCandidates = n } }
+
+// WithChatter leaves out of the prompt the events for which chatter
+// reports true: messages that hold nothing to learn ("thanks", "on it").
+// The offline classifiers know them (see lang/classify.Chatter), so the
+// model is not paid to read them.
+func WithChatter(chatter func(t memory.Transcript, i int) bool) Option {
+	return func(x *Extractor) { x.chatter = chatter }
+}
+
+// WithoutModelWhen extracts sessions for which nothing reports true with
+// fallback instead of the model: sessions that hold nothing to learn (no
+// failure, no statement, no finding, by the offline classifiers; see
+// offline.NothingToLearn) still become episodes, without a model call.
+func WithoutModelWhen(nothing func(memory.Transcript) bool, fallback memory.Extractor) Option {
+	return func(x *Extractor) { x.nothing, x.fallback = nothing, fallback }
+}
 
 // WithLogger logs dropped candidates and truncations (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(x *Extractor) { x.log = l } }
@@ -121,7 +140,15 @@ func (x *Extractor) ExtractReport(ctx context.Context, t memory.Transcript) (Rep
 	if len(t.Events) == 0 {
 		return Report{}, memory.Invalidf(op, "session %s has no events", t.SessionID)
 	}
-	rendered, cut := renderTranscript(t, x.tokenBudget, x.fieldLimit)
+	if x.nothing != nil && x.fallback != nil && x.nothing(t) {
+		ext, err := x.fallback.Extract(ctx, t)
+		if err != nil {
+			return Report{}, fmt.Errorf("%s: session %s: %w", op, t.SessionID, err)
+		}
+		x.log.Info("nothing to learn: extracted without the model", "session", t.SessionID)
+		return Report{Extraction: ext}, nil
+	}
+	rendered, cut := renderTranscript(t, x.tokenBudget, x.fieldLimit, x.chatter)
 	if note := cut.Note(); note != "" {
 		x.log.Info("transcript shortened for extraction", "session", t.SessionID, "omitted", len(cut.Omitted), "clipped_fields", cut.ClippedFields, "hard_cut", cut.HardCut)
 	}

@@ -158,6 +158,9 @@ type Truncation struct {
 	ClippedFields int   // fields shortened to FieldLimit characters
 	FieldLimit    int   // the per-field character limit finally used
 	HardCut       bool  // the rendered text itself was cut at the budget
+	// Chatter counts the events left out because the caller's chatter
+	// filter says they hold nothing worth keeping (see WithChatter).
+	Chatter int
 }
 
 // Note describes the truncation for the model ("" when nothing was cut).
@@ -166,8 +169,8 @@ func (c Truncation) Note() string {
 		return ""
 	}
 	var parts []string
-	if len(c.Omitted) > 0 {
-		parts = append(parts, fmt.Sprintf("%d of %d events were omitted to fit the prompt (assistant messages and tool output from the middle; every user message, error and the end are kept); gaps are marked", len(c.Omitted), c.Events))
+	if n := len(c.Omitted) - c.Chatter; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d events were omitted to fit the prompt (assistant messages and tool output from the middle; every user message, error and the end are kept); gaps are marked", n, c.Events))
 	}
 	if c.ClippedFields > 0 {
 		parts = append(parts, fmt.Sprintf("%d long fields were clipped to about %d characters (their beginning and end are kept)", c.ClippedFields, c.FieldLimit))
@@ -203,6 +206,7 @@ type block struct {
 	tokens  int
 	clipped int // fields clipped
 	keep    bool
+	chatter bool // left out as chatter
 }
 
 // Rendering limits.
@@ -217,7 +221,7 @@ const (
 // (largest first) while keeping every user message, every event that shows
 // an error, the first events and the last tailEvents; then it clips fields
 // harder; only as a last resort does it drop kept events or cut the text.
-func renderTranscript(t memory.Transcript, budget, fieldLimit int) (string, Truncation) {
+func renderTranscript(t memory.Transcript, budget, fieldLimit int, chatter func(memory.Transcript, int) bool) (string, Truncation) {
 	cut := Truncation{Events: len(t.Events), FieldLimit: fieldLimit}
 	n := len(t.Events)
 	keep := make([]bool, n)
@@ -225,13 +229,25 @@ func renderTranscript(t memory.Transcript, budget, fieldLimit int) (string, Trun
 		keep[i] = e.Role == memory.RoleUser || i < 2 || i >= n-tailEvents || showsError(e)
 	}
 	omitted := make([]bool, n)
+	isChatter := make([]bool, n)
+	// Messages the caller knows say nothing worth keeping ("thanks",
+	// "on it") are left out before anything else: the model has nothing to
+	// learn from them.
+	if chatter != nil {
+		for i := range t.Events {
+			if chatter(t, i) {
+				omitted[i], keep[i], isChatter[i] = true, false, true
+				cut.Chatter++
+			}
+		}
+	}
 	limit := fieldLimit
 	for {
 		blocks := make([]block, n)
 		total := 0
 		for i, e := range t.Events {
 			text, clipped := renderEvent(i, e, limit)
-			blocks[i] = block{seq: i, text: text, tokens: EstimateTokens(text), clipped: clipped, keep: keep[i]}
+			blocks[i] = block{seq: i, text: text, tokens: EstimateTokens(text), clipped: clipped, keep: keep[i], chatter: isChatter[i]}
 			if !omitted[i] {
 				total += blocks[i].tokens
 			}
@@ -293,6 +309,9 @@ func assemble(blocks []block, omitted []bool, cut *Truncation, limit int, hard b
 	}
 	cut.FieldLimit = limit
 	for i, bl := range blocks {
+		if omitted[i] && bl.chatter {
+			continue // left out on purpose, unmarked: numbering shows the gap
+		}
 		if omitted[i] {
 			cut.Omitted = append(cut.Omitted, i)
 			if gapStart < 0 {

@@ -134,7 +134,10 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 	// The judge sees the vector neighbours and the keyword neighbours.
 	judged := max(rt.Merge.MaxNeighbors, merge.DefaultMaxNeighbors) + max(rt.Merge.KeywordNeighbors, DefaultKeywordNeighbors)
 	if rt.LLM != nil {
-		rt.Extractor = llm.NewExtractor(rt.LLM, llm.WithLogger(log))
+		// The classifiers know what holds nothing to learn: the model is
+		// not paid to read it.
+		rt.Extractor = llm.NewExtractor(rt.LLM, llm.WithLogger(log), llm.WithChatter(offline.Chatter),
+			llm.WithoutModelWhen(offline.NothingToLearn, offline.NewExtractor()))
 		if rt.Judge, err = merge.NewLLMJudge(rt.LLM, merge.LLMOptions{MaxNeighbors: judged}); err != nil {
 			return nil, err
 		}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 //go:generate go run ../../cmd/hindsight train classifiers --data data --out models
@@ -56,4 +58,59 @@ func MustFor(r Role) *Model {
 		panic(err)
 	}
 	return m
+}
+
+// chatterP is the probability of "none" every sentence of a message needs
+// for the message to be chatter.
+const chatterP = 0.97
+
+// maxChatterRunes bounds chatter: a long message says something, even if
+// no sentence of it reads as a statement.
+const maxChatterRunes = 300
+
+// Chatter reports whether a user or assistant message holds nothing worth
+// keeping, with high confidence: it is short and every sentence of it is
+// "none" with probability at least chatterP. It never calls a message
+// chatter when the models are missing.
+func Chatter(role Role, text string, pos Position) bool {
+	if utf8.RuneCountInString(text) > maxChatterRunes || strings.TrimSpace(text) == "" {
+		return false
+	}
+	m, err := For(role)
+	if err != nil || m == nil {
+		return false
+	}
+	for _, s := range splitSentences(text) {
+		if p := m.Predict(s, pos); p.P[0] < chatterP {
+			return false
+		}
+	}
+	return true
+}
+
+// splitSentences splits text at sentence ends (. ! ? followed by a space,
+// 。！？, line breaks), as the labelled data is split.
+func splitSentences(s string) []string {
+	var out []string
+	start := 0
+	rs := []rune(s)
+	for i, r := range rs {
+		end := false
+		switch r {
+		case '\n', '。', '！', '？', '；':
+			end = true
+		case '.', '!', '?':
+			end = i+1 == len(rs) || rs[i+1] == ' '
+		}
+		if end {
+			if t := strings.TrimSpace(string(rs[start : i+1])); t != "" {
+				out = append(out, t)
+			}
+			start = i + 1
+		}
+	}
+	if t := strings.TrimSpace(string(rs[start:])); t != "" {
+		out = append(out, t)
+	}
+	return out
 }

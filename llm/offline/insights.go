@@ -324,3 +324,81 @@ func fixCall(content string, a *action) string {
 	}
 	return " (fix: " + call + ")."
 }
+
+// Chatter reports whether event i of t holds nothing to learn: a user
+// message after the opening request, or an assistant message before the
+// closing summary, with no tool call, result or error, that the
+// classifiers read as chatter with high confidence (classify.Chatter).
+// The LLM extractor leaves such events out of its prompt
+// (llm.WithChatter): the opening request, tool calls, errors and the
+// agent's summary always reach the model.
+func Chatter(t memory.Transcript, i int) bool {
+	if i < 0 || i >= len(t.Events) {
+		return false
+	}
+	e := t.Events[i]
+	if e.ToolName != "" || e.ToolArgs != "" || e.ToolResult != "" || e.Error != "" {
+		return false
+	}
+	switch e.Role {
+	case memory.RoleUser:
+		first := slices.IndexFunc(t.Events, func(e memory.Event) bool { return e.Role == memory.RoleUser })
+		return i != first && classify.Chatter(classify.RoleUser, e.Content, classify.Later)
+	case memory.RoleAssistant:
+		last := -1
+		for k, e := range t.Events {
+			if e.Role == memory.RoleAssistant && strings.TrimSpace(e.Content) != "" {
+				last = k
+			}
+		}
+		return i != last && classify.Chatter(classify.RoleAssistant, e.Content, classify.Later)
+	}
+	return false
+}
+
+// Thresholds of NothingToLearn: well below what keeps a statement or an
+// insight, so that a session the classifiers are unsure about still goes
+// to the model.
+const (
+	nothingStatement = 0.05
+	nothingInsight   = 0.1
+)
+
+// NothingToLearn reports whether a session, by the offline classifiers,
+// holds nothing a model could distil: no failed call, no call that
+// changed something (only lookups, or none at all), no user sentence
+// that may state something lasting (beyond the opening request), no
+// agent sentence that may be a finding. Chat, lookups and one-off
+// questions are such sessions; the LLM extractor records their episodes
+// without a model call (llm.WithoutModelWhen).
+func NothingToLearn(t memory.Transcript) bool {
+	for _, a := range buildActions(t.Events) {
+		if a.failed || changes(a) {
+			return false // something failed, or was changed: there may be a lesson
+		}
+	}
+	um := classify.MustFor(classify.RoleUser)
+	am := classify.MustFor(classify.RoleAssistant)
+	first := slices.IndexFunc(t.Events, func(e memory.Event) bool { return e.Role == memory.RoleUser })
+	for i, e := range t.Events {
+		switch e.Role {
+		case memory.RoleUser:
+			pos, need := classify.Later, nothingStatement
+			if i == first {
+				pos, need = classify.Opening, 0.3
+			}
+			for _, s := range splitSentences(e.Content) {
+				if 1-um.Predict(s, pos).P[0] >= need {
+					return false
+				}
+			}
+		case memory.RoleAssistant:
+			for _, s := range splitSentences(e.Content) {
+				if am.Predict(s, classify.Later).P[1] >= nothingInsight {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
