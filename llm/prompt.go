@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hindsight-memory/hindsight/lang"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -181,23 +182,9 @@ func (c Truncation) Note() string {
 	return "this transcript was shortened: " + strings.Join(parts, "; ") + "."
 }
 
-// EstimateTokens approximates the token count of s for budgeting: about
-// four bytes of ASCII per token and one token per other character (CJK
-// text runs close to one token per character).
-func EstimateTokens(s string) int {
-	ascii, other := 0, 0
-	for i := 0; i < len(s); {
-		if s[i] < utf8.RuneSelf {
-			ascii++
-			i++
-			continue
-		}
-		_, n := utf8.DecodeRuneInString(s[i:])
-		other++
-		i += n
-	}
-	return (ascii+3)/4 + other
-}
+// EstimateTokens approximates the token count of s for budgeting; see
+// lang.EstimateTokens.
+func EstimateTokens(s string) int { return lang.EstimateTokens(s) }
 
 // block is one rendered event.
 type block struct {

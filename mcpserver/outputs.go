@@ -12,8 +12,11 @@ import (
 
 // RecallOutput is memory_recall's structured result.
 type RecallOutput struct {
-	// Context is a block ready to inject into a prompt.
-	Context string       `json:"context"`
+	// Context is a block ready to inject into a prompt, within max_tokens;
+	// when nothing relevant is stored it says so.
+	Context string `json:"context"`
+	// Omitted is how many of the results the context left out to fit.
+	Omitted int          `json:"omitted"`
 	Results []RecallItem `json:"results"`
 	TookMS  float64      `json:"took_ms"`
 }
@@ -39,7 +42,7 @@ type RecallItem struct {
 }
 
 func recallOutput(r recall.Response) RecallOutput {
-	out := RecallOutput{Context: r.Text, Results: make([]RecallItem, 0, len(r.Results)), TookMS: float64(r.Took.Microseconds()) / 1000}
+	out := RecallOutput{Context: r.Text, Omitted: r.Omitted, Results: make([]RecallItem, 0, len(r.Results)), TookMS: float64(r.Took.Microseconds()) / 1000}
 	for _, x := range r.Results {
 		m := x.Memory
 		out.Results = append(out.Results, RecallItem{

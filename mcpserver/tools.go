@@ -105,6 +105,7 @@ func (t *tools) definitions() []definition {
 			mcp.WithBoolean("include_cold", mcp.Description("Also return memories that decayed from disuse.")),
 			mcp.WithBoolean("include_superseded", mcp.Description("Also return memories replaced by newer ones (to see what was true before).")),
 			mcp.WithBoolean("with_events", mcp.Description("Also return the IDs of the raw events each memory came from.")),
+			mcp.WithInteger("max_tokens", mcp.Description("Token budget of `context` (default 600): the most relevant memories that fit, counter-examples shortened first; `omitted` says how many were left out."), mcp.Min(50), mcp.Max(20000)),
 			mcp.WithToolAnnotation(ro),
 			mcp.WithOutputSchema[RecallOutput](),
 		), t.recall},
@@ -249,6 +250,9 @@ func (t *tools) recall(ctx context.Context, tenant string, a args) (any, string,
 		return nil, "", err
 	}
 	if q.WithEvents, err = a.boolean("with_events", false); err != nil {
+		return nil, "", err
+	}
+	if q.MaxTokens, err = a.integer("max_tokens", 0, 50, 20000); err != nil {
 		return nil, "", err
 	}
 	resp, err := t.b.Recall(ctx, q)

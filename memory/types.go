@@ -405,6 +405,9 @@ type Query struct {
 	WithEvents        bool      `json:"with_events,omitempty"`
 	// NoParse disables query understanding (time expressions and hints).
 	NoParse bool `json:"no_parse,omitempty"`
+	// MaxTokens bounds the text block of the response (0: the engine's
+	// default, about 600 tokens).
+	MaxTokens int `json:"max_tokens,omitempty"`
 }
 
 // ScoreBreakdown explains a result's final score.

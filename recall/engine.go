@@ -16,8 +16,11 @@ const MaxQueryText = 4000
 type Response struct {
 	// Results are the memories found, best first, at most Query.TopK.
 	Results []memory.Result `json:"results"`
-	// Text is the block to put in a prompt; empty when nothing was found.
+	// Text is the block to put in a prompt, within Query.MaxTokens; when
+	// nothing relevant was found it says so (NothingRelevant).
 	Text string `json:"text"`
+	// Omitted is how many results the text block left out to fit.
+	Omitted int `json:"omitted"`
 	// Parsed is what query understanding read from the query text.
 	Parsed Parsed `json:"parsed"`
 	// Took is the time the recall took.

@@ -54,6 +54,9 @@ func (e *Engine) validateQuery(q memory.Query) (memory.Query, error) {
 	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until) {
 		return q, memory.Invalidf(op, "since (%s) must be before until (%s)", q.Since.Format(time.RFC3339), q.Until.Format(time.RFC3339))
 	}
+	if q.MaxTokens < 0 || q.MaxTokens > MaxContextTokens {
+		return q, memory.Invalidf(op, "max_tokens must be between 1 and %d, got %d", MaxContextTokens, q.MaxTokens)
+	}
 	q.TaskType = strings.TrimSpace(q.TaskType)
 	return q, nil
 }
@@ -182,7 +185,8 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 
 	results, pols := e.rank(c, q, parsed, x, f, tf, vec, kw, kwIn)
 	e.decorate(ctx, q, results, pols)
-	resp := Response{Results: results, Text: renderText(results), Parsed: parsed}
+	text, omitted := renderText(results, q.MaxTokens)
+	resp := Response{Results: results, Text: text, Omitted: omitted, Parsed: parsed}
 	if resp.Results == nil {
 		resp.Results = []memory.Result{}
 	}
@@ -383,7 +387,19 @@ func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, x expansion
 		b.Final = w.Relevance*b.Fused + w.Recency*b.Recency + w.Confidence*b.Confidence + w.Usage*b.Usage
 		cands = append(cands, scored{en, b})
 	}
+	// What the user holds now comes before what they held before: a
+	// superseded memory (asked for with IncludeSuperseded) ranks after
+	// every current one, however it scores.
+	superseded := func(s scored) bool {
+		return s.en.mem.Status == memory.StatusSuperseded || s.en.mem.SupersededBy != ""
+	}
 	slices.SortFunc(cands, func(a, b scored) int {
+		if sa, sb := superseded(a), superseded(b); sa != sb {
+			if sb {
+				return -1
+			}
+			return 1
+		}
 		if a.b.Final != b.b.Final {
 			if a.b.Final > b.b.Final {
 				return -1

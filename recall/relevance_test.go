@@ -1,8 +1,11 @@
 package recall
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/hindsight-memory/hindsight/lang"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/memory"
 )
@@ -124,5 +127,59 @@ func TestCrossLanguageRecall(t *testing.T) {
 				t.Errorf("%q: the unrelated memory was returned", q)
 			}
 		}
+	}
+}
+
+// TestContextFitsItsBudget: the block holds the most relevant memories
+// that fit max_tokens, shortens a counter-example before leaving a
+// memory out, and says how many it left out.
+func TestContextFitsItsBudget(t *testing.T) {
+	e := newEnv(t, Config{NoUsage: true})
+	long := strings.Repeat("the parser failed with UnicodeDecodeError at byte 0xb5 ", 12)
+	var ms []memory.Memory
+	for i := range 8 {
+		m := mem("acme", fmt.Sprintf("m%d", i), fmt.Sprintf("When importing sales CSV files, detect the encoding first (variant %d): try utf-8-sig, then gbk.", i), 0)
+		m.Kind, m.CounterExample = memory.KindLesson, long
+		ms = append(ms, m)
+	}
+	e.write(t, ms...)
+	q := memory.Query{Tenant: "acme", Text: "importing sales CSV encoding", NoParse: true, TopK: 8}
+	full := e.recall(t, q)
+	if full.Omitted != 0 || len(full.Results) != 8 {
+		// 8 short lessons fit the default budget once their long
+		// counter-examples are shortened.
+		t.Logf("default budget: %d results, %d omitted", len(full.Results), full.Omitted)
+	}
+	q.MaxTokens = 150
+	small := e.recall(t, q)
+	if n := lang.Tokens(small.Text); n > 150 {
+		t.Errorf("the block has %d tokens, over the budget of 150:\n%s", n, small.Text)
+	}
+	if small.Omitted == 0 || !strings.Contains(small.Text, "left out") {
+		t.Errorf("omitted %d, text:\n%s\nwant memories left out and said so", small.Omitted, small.Text)
+	}
+	if !strings.Contains(small.Text, "[1]") || strings.Contains(small.Text, long) {
+		t.Errorf("the first memory must be shown, its counter-example shortened:\n%s", small.Text)
+	}
+	if len(small.Results) != 8 {
+		t.Errorf("the structured results are %d, want all 8: the budget is the block's", len(small.Results))
+	}
+}
+
+// TestCurrentBeforeSuperseded: with include_superseded, a replaced
+// preference comes after the one that replaced it, however it scores.
+func TestCurrentBeforeSuperseded(t *testing.T) {
+	e := newEnv(t, Config{NoUsage: true})
+	old := mem("acme", "old", "Report timestamps use UTC, in every report timestamp field.", 0)
+	old.Status, old.SupersededBy, old.Confidence = memory.StatusSuperseded, "new", 0.9
+	cur := mem("acme", "new", "Report times use Beijing time.", 0)
+	cur.Supersedes, cur.Confidence = []string{"old"}, 0.4
+	e.write(t, old, cur)
+	r := e.recall(t, memory.Query{Tenant: "acme", Text: "report timestamps time zone", NoParse: true, IncludeSuperseded: true})
+	if len(r.Results) != 2 || r.Results[0].Memory.ID != "new" {
+		t.Fatalf("results %v, want the current memory first", ids(r))
+	}
+	if d := e.recall(t, memory.Query{Tenant: "acme", Text: "report timestamps time zone", NoParse: true}); len(d.Results) != 1 || d.Results[0].Memory.ID != "new" {
+		t.Fatalf("default recall %v, want only the current memory", ids(d))
 	}
 }
