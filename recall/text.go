@@ -82,27 +82,39 @@ func renderText(rs []memory.Result, budget int) (string, int) {
 	}
 	var b strings.Builder
 	b.WriteString(textHeader)
+	// Counting tokens exactly costs more than the rest of a recall; when
+	// the whole block is far within the budget by the estimate (which
+	// errs by well under 1.75× on any text measured), it is not needed.
+	full := make([]string, len(rs))
+	est := lang.EstimateTokens(textHeader)
+	for i, r := range rs {
+		full[i] = renderEntry(i+1, r, maxTextContent/2, ref)
+		est += lang.EstimateTokens(full[i])
+	}
+	if float64(est)*1.75 <= float64(budget) {
+		for _, e := range full {
+			b.WriteString(e)
+		}
+		return b.String(), 0
+	}
 	used := lang.Tokens(textHeader)
 	omitted := 0
 	for i, r := range rs {
-		var entry string
-		fits := false
-		for _, counter := range []int{maxTextContent / 2, shortCounter, 0} {
-			if counter > 0 && r.Memory.CounterExample == "" {
-				continue
-			}
-			entry = renderEntry(i+1, r, counter, ref)
-			if used+lang.Tokens(entry) <= budget {
-				fits = true
-				break
+		entry, n := full[i], lang.Tokens(full[i])
+		if used+n > budget && r.Memory.CounterExample != "" {
+			for _, counter := range []int{shortCounter, 0} {
+				entry = renderEntry(i+1, r, counter, ref)
+				if n = lang.Tokens(entry); used+n <= budget {
+					break
+				}
 			}
 		}
-		if !fits && i > 0 {
+		if used+n > budget && i > 0 {
 			omitted++
 			continue
 		}
 		b.WriteString(entry)
-		used += lang.Tokens(entry)
+		used += n
 	}
 	if omitted > 0 {
 		fmt.Fprintf(&b, "\n(%d more relevant memories left out to fit %d tokens; recall with a larger max_tokens to see them.)", omitted, budget)
