@@ -23,7 +23,9 @@ const (
 	maxSteps      = 12
 	maxFailures   = 10
 	maxFeedback   = 5
-	maxCandidates = 12
+	maxCandidates = 5 // what a careful person keeps from one session
+	maxLessons    = 3
+	maxStatements = 4
 	maxStandalone = 2 // lessons from insights alone
 	maxTaskRunes  = 200
 )
@@ -91,7 +93,8 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 	lessons := findLessons(acts, sc)
 	ins := agentInsights(t.Events)
 	attachInsights(lessons, ins)
-	lessons = append(lessons, standaloneLessons(ins, acts, maxStandalone)...)
+	lessons = slices.DeleteFunc(lessons, func(l lesson) bool { return l.needsWords && !l.worded })
+	lessons = append(lessons, standaloneLessons(ins, acts, outcomeOf(t, acts, evals), maxStandalone)...)
 	stmts := userStatements(t.Events)
 
 	task := taskOf(t)
@@ -129,12 +132,35 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 
 	type ranked struct {
 		at    int
+		score float64
 		c     memory.Candidate
 		extra []string // a lesson's subject, program and tool
 	}
-	var rs []ranked
+	// What a careful person keeps from one session is a handful: the best
+	// lessons (a failure and its fix in the agent's words first) and the
+	// user's clearest statements, shown in the order they happened.
+	best := func(rs []ranked, n int) []ranked {
+		slices.SortStableFunc(rs, func(a, b ranked) int {
+			switch {
+			case a.score > b.score:
+				return -1
+			case a.score < b.score:
+				return 1
+			}
+			return a.at - b.at
+		})
+		return rs[:min(n, len(rs))]
+	}
+	var ls, ss []ranked
 	for _, l := range lessons {
-		rs = append(rs, ranked{l.firstEvent, memory.Candidate{
+		score := l.score
+		if score == 0 {
+			score = 1 // a failure and the call that fixed it
+			if l.worded {
+				score = 1.5
+			}
+		}
+		ls = append(ls, ranked{l.firstEvent, score, memory.Candidate{
 			Kind:           memory.KindLesson,
 			Content:        l.content,
 			CounterExample: l.counter,
@@ -147,7 +173,7 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 		if tt == "" {
 			tt = taskType // said in this context; recall filtered by type still finds it
 		}
-		rs = append(rs, ranked{s.event, memory.Candidate{
+		ss = append(ss, ranked{s.event, s.p, memory.Candidate{
 			Kind:     s.kind,
 			Content:  s.content,
 			TaskType: tt,
@@ -155,6 +181,7 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 			Signal:   s.signal,
 		}, nil})
 	}
+	rs := append(best(ls, maxLessons), best(ss, maxStatements)...)
 	slices.SortStableFunc(rs, func(a, b ranked) int { return a.at - b.at })
 	var cands []memory.Candidate
 	seen := map[string]bool{}

@@ -25,8 +25,13 @@ type insight struct {
 	used  bool
 }
 
-// keepInsight is the probability of "insight" a sentence needs.
-const keepInsight = 0.5
+// keepInsight is the probability of "insight" a sentence needs;
+// keepInsightFixing is what it needs when it was said between a failure
+// and the retry that worked, where what the agent says is usually why.
+const (
+	keepInsight       = 0.5
+	keepInsightFixing = 0.15
+)
 
 // standaloneInsight is what an insight not tied to any failure→fix pair
 // needs to become a lesson of its own.
@@ -57,7 +62,7 @@ func agentInsights(events []memory.Event) []insight {
 		var cur *insight
 		for _, sent := range splitSentences(e.Content) {
 			p := model.Predict(sent, pos).P[1]
-			if p < keepInsight {
+			if p < keepInsightFixing || (cur != nil && p < keepInsight) {
 				cur = nil
 				continue
 			}
@@ -140,6 +145,10 @@ func attachInsights(ls []lesson, ins []insight) {
 			if in.used {
 				continue
 			}
+			between := in.event > l.firstEvent && in.event < l.lastEvent
+			if in.p < keepInsight && !(l.needsWords && between) {
+				continue
+			}
 			near := in.event >= lo && in.event <= hi
 			ov := overlap(in.text, set)
 			if !near && !(in.final && ov > 0) {
@@ -153,7 +162,14 @@ func attachInsights(ls []lesson, ins []insight) {
 				best, bestScore = k, score
 			}
 		}
-		if best < 0 || overlap(ins[best].text, set) == 0 {
+		if best < 0 {
+			continue
+		}
+		// An insight must share words with the lesson, unless the lesson
+		// was fixed by something the calls do not show and the insight was
+		// said between the failure and the retry that worked.
+		between := ins[best].event > l.firstEvent && ins[best].event < l.lastEvent
+		if overlap(ins[best].text, set) == 0 && !(l.needsWords && between) {
 			continue
 		}
 		ins[best].used = true
@@ -196,10 +212,14 @@ func fixSuffix(content string, ps []callargs.Param) string {
 // standaloneLessons turns the strongest insights not tied to a
 // failure→fix pair into lessons: what the agent concluded about a problem
 // it could not fix, or a finding stated in its summary.
-func standaloneLessons(ins []insight, acts []*action, max int) []lesson {
-	if len(acts) == 0 {
-		// Without tool calls the agent only explained things: what it knows
-		// in general is not experience learned in this environment.
+func standaloneLessons(ins []insight, acts []*action, outcome memory.Outcome, max int) []lesson {
+	// Without a call that failed or changed something, in a session that
+	// went fine, the agent only looked or explained: what it knows in
+	// general, or found passing by, is not experience of this
+	// environment. An investigation that did not end in success is worth
+	// its findings, however it looked.
+	worked := slices.ContainsFunc(acts, func(a *action) bool { return a.failed || changes(a) })
+	if !worked && (outcome == memory.OutcomeSuccess || len(acts) == 0) {
 		return nil
 	}
 	var cands []insight
@@ -229,7 +249,7 @@ func standaloneLessons(ins []insight, acts []*action, max int) []lesson {
 		if len(out) == max {
 			break
 		}
-		l := lesson{content: insightMemory(in.text), evidence: []int{in.event}, firstEvent: in.event, lastEvent: in.event, worded: true}
+		l := lesson{content: insightMemory(in.text), evidence: []int{in.event}, firstEvent: in.event, lastEvent: in.event, worded: true, score: in.p}
 		// A diagnosis is usually followed by what the agent changed about
 		// it: the lesson keeps that change, verbatim, if the agent's words
 		// do not already carry it.

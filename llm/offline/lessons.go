@@ -164,6 +164,8 @@ type lesson struct {
 	fix                   *action          // the call that fixed it, if any
 	settings              []callargs.Param // what the fix changed
 	worded                bool             // worded by the agent's insight
+	score                 float64          // for ranking; 0 means the default for its kind
+	needsWords            bool             // kept only if an insight words it
 }
 
 // findLessons pairs failed calls with the call that fixed them and renders
@@ -355,6 +357,22 @@ func subcommandOf(a *action) string {
 	return ""
 }
 
+// workOf is what a call does, without what only shows its output: for a
+// command, its segments other than output filters, redirects removed.
+func workOf(a *action) string {
+	if a.kind != primaryCommand {
+		return oneLine(a.primary)
+	}
+	var parts []string
+	for _, seg := range segments(shellFields(stripRedirects(a.primary))) {
+		if len(seg) > 0 && outputFilters[baseName(seg[0])] {
+			continue
+		}
+		parts = append(parts, strings.Join(seg, " "))
+	}
+	return strings.Join(parts, " | ")
+}
+
 // segments splits the words of a command line into the commands of its
 // pipelines and lists (at |, ||, &&, ; and &).
 func segments(words []string) [][]string {
@@ -531,7 +549,9 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 	if len(use) > 3 {
 		use = use[:3]
 	}
-	sameCall := oneLine(first.primary) == oneLine(fix.primary)
+	// A retry that differs only in how its output is shown (`| tail -n
+	// 20` for `| tail -n 8`, a redirect) is the same call again.
+	sameCall := oneLine(first.primary) == oneLine(fix.primary) || workOf(first) == workOf(fix)
 
 	l := lesson{tool: first.tool, program: program, target: obj, settings: use}
 	zh := ctx.lang == langZH
@@ -552,7 +572,11 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 		}
 		if len(setup) == 0 {
 			if !transientRE.MatchString(cause) {
-				return lesson{}, false
+				// Fixed by something the calls do not show (an edit): only
+				// the agent's own words can say what (see attachInsights).
+				l.needsWords = true
+				l.counter = failureLine(first)
+				break
 			}
 			if zh {
 				l.content = fmt.Sprintf("%s遇到 %s 时直接重试：同样的调用重试后成功。", subjZH, short)

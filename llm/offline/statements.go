@@ -161,7 +161,7 @@ func signalOf(s string) memory.Signal {
 // A clause that opens with a discourse or framing marker after a comma
 // starts a statement of its own: "以后报表里的时间都用UTC，记住不要覆盖原来的
 // sheet" says two things. newClauseRE finds such boundaries.
-var newClauseRE = regexp.MustCompile(`[，,；;]\s*(?:另外|还有|记住|记得|对了|顺便|而且|以后|也请|请记住|(?i:also|and also|and never|and always|plus|oh and|btw|one more thing|remember to|also make sure))`)
+var newClauseRE = regexp.MustCompile(`[，,；;]\s*(?:另外|还有|记住|记得|对了|顺便|以后|也请|请记住|(?i:also|and also|and never|and always|plus|oh and|btw|one more thing|remember to|also make sure))`)
 
 // statementUnits splits a user message into sentences, and a sentence
 // at clause boundaries that open a new statement.
