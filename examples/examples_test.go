@@ -31,8 +31,6 @@ var wants = map[string]want{
 			{Kind: memory.KindPreference, Content: "Always give report timestamps in UTC."},
 			{Kind: memory.KindRule, Content: "Never write into the analytics schema directly; load into staging first"},
 			{Kind: memory.KindFact, Content: "The team's warehouse is ClickHouse 24.8."},
-			// The user's remark on the file: a fact about its data.
-			{Kind: memory.KindFact, Content: "Chinese column names (地区, 销售额, 下单时间)"},
 		},
 		absent:   []string{"whitespace", "I'll always", "chardet"},
 		failures: 2,

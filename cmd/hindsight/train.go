@@ -73,7 +73,7 @@ turn: how the models carry over to domains they were not trained on).`)
 	for _, role := range []classify.Role{classify.RoleUser, classify.RoleAssistant} {
 		rx := classify.OfRole(xs, role)
 		labels := classify.LabelsOf(role)
-		m, err := classify.Train(string(role), labels, rx, opts)
+		m, err := classify.Train(string(role), labels, rx, classify.OptionsFor(role, opts))
 		if err != nil {
 			return err
 		}
@@ -92,7 +92,7 @@ turn: how the models carry over to domains they were not trained on).`)
 			continue
 		}
 		for _, byFile := range []bool{false, true} {
-			r, err := classify.CrossValidate(string(role), labels, rx, 5, byFile, opts)
+			r, err := classify.CrossValidate(string(role), labels, rx, 5, byFile, classify.OptionsFor(role, opts))
 			if err != nil {
 				return err
 			}

@@ -98,7 +98,7 @@ func TestHeldOutQuality(t *testing.T) {
 
 func TestFeaturesMaskValuesAndReadDiscourseApart(t *testing.T) {
 	f := Features("No — our warehouse is ch-analytics.internal:8443, see https://wiki/x and --flag.", Later)
-	for _, want := range []string{"u:⟨host⟩", "u:⟨url⟩", "u:⟨flag⟩", "lead", "cue:us", "pos:later"} {
+	for _, want := range []string{"u:⟨host⟩", "u:⟨url⟩", "u:⟨flag⟩", "lead", "cue:us", "p:later:our"} {
 		if !slices.Contains(f, want) {
 			t.Errorf("features lack %q: %v", want, f)
 		}

@@ -13,7 +13,7 @@ import (
 
 // FeatureVersion names the feature extraction. A model records the
 // version it was trained with and refuses to load under another one.
-const FeatureVersion = "f6"
+const FeatureVersion = "f8"
 
 // Position says where a sentence sits in a session.
 type Position string
@@ -222,9 +222,7 @@ func Features(sentence string, pos Position) []string {
 		}
 	}
 	n := words + han/2
-	add("len:" + lengthBucket(n))
-	add("pos:" + string(pos))
-	add("script:" + script(words, han))
+	add("len:" + lengthBucket(n) + "@" + string(pos))
 	out := make([]string, 0, len(set))
 	for f := range set {
 		out = append(out, f)

@@ -13,7 +13,7 @@ import (
 
 // TrainOptions tune training. The zero value means the defaults.
 type TrainOptions struct {
-	// Epochs over the data (default 30).
+	// Epochs over the data (default 10).
 	Epochs int
 	// Rate is AdaGrad's learning rate (default 0.3).
 	Rate float64
@@ -27,7 +27,7 @@ type TrainOptions struct {
 
 func (o *TrainOptions) defaults() {
 	if o.Epochs == 0 {
-		o.Epochs = 30
+		o.Epochs = 10
 	}
 	if o.Rate == 0 {
 		o.Rate = 0.3
@@ -42,6 +42,11 @@ func (o *TrainOptions) defaults() {
 		o.Seed = 1
 	}
 }
+
+// OptionsFor returns the training options of a role's shipped model.
+// Both roles train with the defaults today; the hook is where a role
+// that needs other settings gets them.
+func OptionsFor(r Role, o TrainOptions) TrainOptions { return o }
 
 // Train fits a model of labels on xs: a multinomial logistic regression,
 // trained with AdaGrad on the cross-entropy with balanced class weights

@@ -131,7 +131,8 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 	}
 
 	type ranked struct {
-		at    int
+		at    int // the event, then the order within it
+		seq   int
 		score float64
 		c     memory.Candidate
 		extra []string // a lesson's subject, program and tool
@@ -160,7 +161,7 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 				score = 1.5
 			}
 		}
-		ls = append(ls, ranked{l.firstEvent, score, memory.Candidate{
+		ls = append(ls, ranked{l.firstEvent, len(ls), score, memory.Candidate{
 			Kind:           memory.KindLesson,
 			Content:        l.content,
 			CounterExample: l.counter,
@@ -173,7 +174,7 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 		if tt == "" {
 			tt = taskType // said in this context; recall filtered by type still finds it
 		}
-		ss = append(ss, ranked{s.event, s.p, memory.Candidate{
+		ss = append(ss, ranked{s.event, len(ss), s.p, memory.Candidate{
 			Kind:     s.kind,
 			Content:  s.content,
 			TaskType: tt,
@@ -182,7 +183,12 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 		}, nil})
 	}
 	rs := append(best(ls, maxLessons), best(ss, maxStatements)...)
-	slices.SortStableFunc(rs, func(a, b ranked) int { return a.at - b.at })
+	slices.SortStableFunc(rs, func(a, b ranked) int {
+		if a.at != b.at {
+			return a.at - b.at
+		}
+		return a.seq - b.seq
+	})
 	var cands []memory.Candidate
 	seen := map[string]bool{}
 	for _, r := range rs {

@@ -66,7 +66,7 @@ func TestUnfixedFailureKeepsWhy(t *testing.T) {
 		user("Load the partner files from s3://partner-drop/acme/."),
 		call("bash", `{"command":"aws s3 ls s3://partner-drop/acme/ --profile loader"}`, "", "An error occurred (AccessDenied) when calling the ListObjectsV2 operation: Access Denied"),
 		call("bash", `{"command":"aws s3 ls s3://partner-drop/acme/ --profile readonly"}`, "", "An error occurred (AccessDenied) when calling the ListObjectsV2 operation: Access Denied"),
-		assistant("Both roles we have are denied on partner-drop: the bucket policy does not grant our roles, and only the platform team can change it."),
+		assistant("Access is denied because the bucket policy only allows the partner account, not our loader roles."),
 		user("ok, leave it"),
 	)
 	ls := ofKind(extract(t, tr), memory.KindLesson)

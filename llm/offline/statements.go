@@ -33,9 +33,9 @@ type statement struct {
 // keepContinuation is what a sentence that leans on a kept one needs to
 // join it.
 const (
-	keepVerdict      = 0.85 // a verdict on the work needs this much
+	keepVerdict      = 0.95 // a verdict on the work needs this much
 	keepStatement    = 0.5
-	keepOpening      = 0.7
+	keepOpening      = 0.75
 	keepContinuation = 0.3
 )
 
