@@ -90,3 +90,21 @@ func TestChatWithoutWorkTeachesNoLesson(t *testing.T) {
 		t.Errorf("candidates %+v, want none", c)
 	}
 }
+
+// TestNameReferent: a statement about "the file" names the file its
+// message named, so that it stands alone; with two files named, or none,
+// it is left as it was rather than guessed.
+func TestNameReferent(t *testing.T) {
+	for _, c := range []struct{ content, message, want string }{
+		{"The file has Chinese column names.", "Import sales_2024.csv please. Heads-up: the file has Chinese column names.", "The file sales_2024.csv has Chinese column names."},
+		{"这个文件是GBK编码。", "把 orders.xlsx 导进去，这个文件是GBK编码。", "这个文件 orders.xlsx 是GBK编码。"},
+		{"The file has Chinese column names.", "Merge a.csv into b.csv; the file has Chinese column names.", "The file has Chinese column names."},
+		{"The file has Chinese column names.", "Heads-up: the file has Chinese column names.", "The file has Chinese column names."},
+		{"The file sales.csv is in GBK.", "The file sales.csv is in GBK.", "The file sales.csv is in GBK."},
+		{"The filesystem is read-only.", "Check out.log; the filesystem is read-only.", "The filesystem is read-only."},
+	} {
+		if got := nameReferent(c.content, c.message); got != c.want {
+			t.Errorf("nameReferent(%q) = %q, want %q", c.content, got, c.want)
+		}
+	}
+}

@@ -33,7 +33,6 @@ type statement struct {
 // keepContinuation is what a sentence that leans on a kept one needs to
 // join it.
 const (
-	keepVerdict      = 0.95 // a verdict on the work needs this much
 	keepStatement    = 0.5
 	keepOpening      = 0.75
 	keepContinuation = 0.3
@@ -104,7 +103,7 @@ func userStatements(events []memory.Event) []statement {
 			// A verdict on the work ("the chart's Chinese is all boxes, not
 			// OK", "perfect") is feedback, not a standing statement, unless
 			// it is framed as one ("from now on", "never").
-			if core := fold(hlang.StripLead(s.text)); (negativeRE.MatchString(core) || positiveRE.MatchString(core)) && s.keep < keepVerdict && !framedAsStanding(s.text) {
+			if core := fold(complaintText(hlang.StripLead(s.text))); (negativeRE.MatchString(core) || positiveRE.MatchString(core)) && !framedAsStanding(s.text) {
 				continue
 			}
 			text := s.text
@@ -122,7 +121,7 @@ func userStatements(events []memory.Event) []statement {
 					kind = k
 				}
 			}
-			content := memoryForm(text)
+			content := nameReferent(memoryForm(text), e.Content)
 			if !substantive(content) {
 				continue
 			}
@@ -130,6 +129,38 @@ func userStatements(events []memory.Event) []statement {
 		}
 	}
 	return out
+}
+
+// A statement that opens on a definite reference to the work's artifact
+// ("Heads-up: the file has Chinese column names") does not stand alone
+// once it leaves the message that named the file. nameReferent names it:
+// when the message names exactly one file, "The file has …" becomes
+// "The file sales_2024.csv has …".
+var (
+	artifactRE = regexp.MustCompile(`(?i)\b[\w.-]*\w\.(?:csv|tsv|xlsx?|json|jsonl|ya?ml|toml|parquet|sql|txt|md|pdf|docx?|pptx?|log|py|go|ts|js|sh|ini|conf|xml|html)\b`)
+	referentEN = regexp.MustCompile(`(?i)^(?:the|this|that) (?:file|csv|spreadsheet|sheet|workbook|attachment|export|dump|document|doc|script|config)\b`)
+	referentZH = regexp.MustCompile(`^(?:这个|该|那个|这份|那份)?(?:文件|表格|附件|脚本)`)
+)
+
+func nameReferent(content, message string) string {
+	names := map[string]bool{}
+	var name string
+	for _, m := range artifactRE.FindAllString(message, -1) {
+		if !names[m] {
+			names[m] = true
+			name = m
+		}
+	}
+	if len(names) != 1 || strings.Contains(content, name) {
+		return content
+	}
+	if m := referentEN.FindString(content); m != "" {
+		return m + " " + name + content[len(m):]
+	}
+	if m := referentZH.FindString(content); m != "" {
+		return m + " " + name + " " + strings.TrimLeft(content[len(m):], " ")
+	}
+	return content
 }
 
 // framedAsStanding reports whether a sentence carries a cue of a standing
