@@ -8,7 +8,7 @@ import "regexp"
 // the rest of the statement. Match them against Fold(text).
 var (
 	// ChangeCue announces a change of plan, tool or value.
-	ChangeCue = regexp.MustCompile(`\b(?:change of plans?|changed? (?:it |that |this )?to|instead(?: of)?|rather than|no longer|not any ?more|any ?more|switch(?:ed|ing)? (?:\w+ )?(?:to|over)|mov(?:e|ed|ing) (?:\w+ )?(?:from \S+ )?to|migrat(?:e|ed|ing) (?:\w+ )?to|replac(?:e|ed|ing) (?:\w+ )?(?:by|with)|deprecated|now (?:use|uses|using|is|are|goes|go)|stop (?:using|sending|doing)|from now on|going forward)\b|改成|改为|改用|换成|换用|换到|改到|不再|不用再|别再用|已经迁到|迁到|迁移到|取代|替换成|替代|以后改|而不是|从现在起|从今天起`)
+	ChangeCue = regexp.MustCompile(`\b(?:change of plans?|changed? (?:it |that |this )?to|instead(?: of)?|rather than|no longer|not any ?more|any ?more|switch(?:ed|ing)? (?:[\w'-]+ ){0,3}(?:to|over)|mov(?:e|ed|ing) (?:[\w'-]+ ){0,3}(?:from \S+ )?to|migrat(?:e|ed|ing) (?:[\w'-]+ ){0,3}to|replac(?:e|ed|ing) (?:[\w'-]+ ){0,3}(?:by|with)|deprecated|now (?:use|uses|using|is|are|goes|go)|stop (?:using|sending|doing)|from now on|going forward)\b|改成|改为|改用|换成|换用|换到|改到|不再|不用再|别再用|已经迁到|迁到|迁移到|取代|替换成|替代|以后改|而不是|从现在起|从今天起`)
 	// RestateCue repeats something said before.
 	RestateCue = regexp.MustCompile(`\b(?:again|as i said|like i said|as i told you|i told you|i already said|reminder|as always|as usual|same (?:\w+ ){0,3}(?:rule|as (?:last time|before))|(?:once|one) more time)\b|还是|又|上次说过|说过了|说过多少|提醒一下|老规矩|老样子|照旧|跟上次一样|和上次一样|再说一遍|重申`)
 	// RefineCue adds detail to something said before.

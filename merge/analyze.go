@@ -116,7 +116,7 @@ var (
 	reFlag     = regexp.MustCompile(`(?:^|[\s(（，,：:])(--?[a-z][a-z0-9-]*)`)
 	rePath     = regexp.MustCompile(`(?:^|[\s(（，,：:=])((?:~|\.{1,2})?/[\w.\-]+(?:/[\w.\-]*)*)`)
 	reDotted   = regexp.MustCompile(`\b[a-z0-9_][a-z0-9_\-]*(?:\.[a-z0-9_\-]+)+(?::\d+)?\b|(?:^|[\s(（])(\.[a-z][a-z0-9_.\-]*)`)
-	reIdent    = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b`)
+	reIdent    = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[0-9][a-z0-9]*(?:-[a-z0-9]+)*\b`)
 	reNumber   = regexp.MustCompile(`v?\d+(?:,\d{3})+(?:\.\d+)?|v?\d+(?:\.\d+)*(?:%|kb|mb|gb|tb|ms|k|s|m|h|d|x)?`)
 	reWord     = regexp.MustCompile(`[a-z][a-z0-9]*(?:['’][a-z]+)?(?:-[a-z0-9]+)*`)
 	reProper   = regexp.MustCompile(`\p{Lu}[\p{L}\p{N}]*`)

@@ -39,6 +39,11 @@ func TestOfflineRelate(t *testing.T) {
 		{"导出报表用 utf-8-sig 编码。", "导出报表不要用 utf-8-sig 编码，用 gbk。", memory.VerdictConflicts, "encoding"},
 		{"Use tabs in Go files.", "Use spaces in Go files, not tabs.", memory.VerdictConflicts, "indent"},
 		{"Timestamps in exports use local time.", "Timestamps in exports use UTC, not local time.", memory.VerdictConflicts, "timezone"},
+		// a change of mind puts a name of the same shape in place of
+		// another: "eu-west-1" and "eu-central-1" are names, and "switch
+		// the default region to" announces the change
+		{"The team's default AWS region for everything is eu-west-1.", "Switch the default region to eu-central-1 (Frankfurt).", memory.VerdictConflicts, "changes eu-west-1 to eu-central-1"},
+		{"The default region is eu-west-1.", "The default region is eu-central-1 for the new cluster.", memory.VerdictDistinct, "different names"},
 
 		// distinct: when unsure, never merge
 		{"应用日志用 UTC 时间。", "日志用 UTC 时间。", memory.VerdictDistinct, "broader"},
