@@ -115,8 +115,12 @@ func thirdPersonEN(s string) string {
 		}
 		return "the team"
 	})
+	// "Order A-20931. I'm Maria Okafor." → "… The user is Maria Okafor."
+	s = sentenceThirdRE.ReplaceAllString(s, "${1}T$2")
 	return capitalize(s)
 }
+
+var sentenceThirdRE = regexp.MustCompile(`([.!?]["')\]]?\s+)t(he (?:user|team))`)
 
 // thirdSingular conjugates a verb for a third-person singular subject.
 func thirdSingular(v string) string {

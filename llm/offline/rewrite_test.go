@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,6 +23,7 @@ func TestMemoryForm(t *testing.T) {
 		{"不对，我们用的是 pnpm 8。", "团队用的是 pnpm 8。"},
 		{"说过了，我要的是 Excel 文件。", "用户要的是 Excel 文件。"},
 		{"记住，周报发到 ops@example.com。", "周报发到 ops@example.com。"},
+		{"Order A-20931. I'm Maria Okafor.", "Order A-20931. The user is Maria Okafor."},
 	} {
 		if got := memoryForm(tt.say); got != tt.want {
 			t.Errorf("memoryForm(%q) = %q, want %q", tt.say, got, tt.want)
@@ -106,5 +108,27 @@ func TestNameReferent(t *testing.T) {
 		if got := nameReferent(c.content, c.message); got != c.want {
 			t.Errorf("nameReferent(%q) = %q, want %q", c.content, got, c.want)
 		}
+	}
+}
+
+// TestSelfNamedUser: a person who gives their full name is named in their
+// memories, so that an agent serving many people finds them; "I'm sorry"
+// or a first name alone changes nothing.
+func TestSelfNamedUser(t *testing.T) {
+	got := extract(t, session(t,
+		user("Hi, my blender arrived with a cracked jug. I'm Maria Okafor."),
+		assistant("Sorry about that, a replacement is on its way."),
+		user("Thanks. Please only contact me by email, I never pick up calls from unknown numbers."),
+	)).Candidates
+	if !slices.ContainsFunc(got, func(c memory.Candidate) bool {
+		return strings.Contains(c.Content, "Maria Okafor by email") && !strings.Contains(c.Content, "the user")
+	}) {
+		t.Errorf("candidates %+v, want the email rule to name Maria Okafor", got)
+	}
+	got = extract(t, session(t,
+		user("I'm sorry, I was unclear. Please only contact me by email from now on."),
+	)).Candidates
+	if len(got) != 1 || !strings.Contains(got[0].Content, "the user by email") {
+		t.Errorf("candidates %+v, want the email rule about the user", got)
 	}
 }

@@ -76,6 +76,7 @@ var bindingRE = regexp.MustCompile(`\b(?:never|must|mustn't|must not|do not|don'
 func userStatements(events []memory.Event) []statement {
 	model := classify.MustFor(classify.RoleUser)
 	var out []statement
+	name := selfName(events)
 	opening := true
 	for i, e := range events {
 		if e.Role != memory.RoleUser {
@@ -121,7 +122,7 @@ func userStatements(events []memory.Event) []statement {
 					kind = k
 				}
 			}
-			content := nameReferent(memoryForm(text), e.Content)
+			content := withName(nameReferent(memoryForm(text), e.Content), name)
 			if !substantive(content) {
 				continue
 			}
@@ -161,6 +162,34 @@ func nameReferent(content, message string) string {
 		return m + " " + name + " " + strings.TrimLeft(content[len(m):], " ")
 	}
 	return content
+}
+
+// A person who says who they are ("I'm Maria Okafor", "my name is Jonas
+// Weber") is one of many an agent serves: a support desk's customers, an
+// assistant's contacts. Their memories name them, not "the user", so
+// that the next agent who serves them finds them. Only a full name
+// counts; a first name alone, or "I'm sorry", does not.
+var selfIntroRE = regexp.MustCompile(`(?:^|\b)(?:I'm|I am|my name is|My name is|this is|This is)\s+(\p{Lu}\p{Ll}+(?:[ -]\p{Lu}[\p{Ll}']+){1,2})\s*(?:here)?\s*[.!,]?`)
+
+func selfName(events []memory.Event) string {
+	for _, e := range events {
+		if e.Role != memory.RoleUser {
+			continue
+		}
+		if m := selfIntroRE.FindStringSubmatch(e.Content); m != nil {
+			return m[1]
+		}
+	}
+	return ""
+}
+
+// withName puts the person's name in place of "the user", except in the
+// introduction itself ("The user is Maria Okafor").
+func withName(content, name string) string {
+	if name == "" || strings.Contains(content, "user is "+name) {
+		return content
+	}
+	return strings.NewReplacer("The user", name, "the user", name).Replace(content)
 }
 
 // framedAsStanding reports whether a sentence carries a cue of a standing
@@ -226,7 +255,7 @@ func statementUnits(text string) []string {
 // add something new ("And never …", "另外…") start a statement of their
 // own.
 var (
-	leanEN    = regexp.MustCompile(`(?i)^(?:so|therefore|thus|hence|otherwise|which|that|this|these|those|it|it's|they|them|there|such|same|except|unless|including|instead)\b`)
+	leanEN    = regexp.MustCompile(`(?i)^(?:so|therefore|thus|hence|otherwise|which|that|this|these|those|it|it's|they|them|there|such|same|except|unless|including|instead|she|he|she's|he's|her|his|their)\b`)
 	leanEndEN = regexp.MustCompile(`(?i)\b(?:that|this|it|them|those|the same)\s*[.!]?$`)
 	leanZH    = regexp.MustCompile(`^(?:所以|因此|否则|不然|这个|这样|这么|那个|那样|它|他们|她们|这些|那些|同样|其他|其余|除了)|(?:这样|这么|那样|一样)(?:做|办|清|弄|处理|来)?[。！]?$`)
 )
