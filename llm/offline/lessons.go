@@ -166,6 +166,7 @@ type lesson struct {
 	worded                bool             // worded by the agent's insight
 	score                 float64          // for ranking; 0 means the default for its kind
 	needsWords            bool             // kept only if an insight words it
+	redo                  *action          // an earlier call redone differently, which fixed it
 }
 
 // findLessons pairs failed calls with the call that fixed them and renders
@@ -211,7 +212,11 @@ func findLessons(acts []*action, ctx *sessionContext) []lesson {
 			}
 		}
 	}
-	return out
+	// A failure on the way to a redo that fixed a later check is part of
+	// that check's lesson, which names everything the redo changed.
+	return slices.DeleteFunc(out, func(l lesson) bool {
+		return slices.ContainsFunc(out, func(o lesson) bool { return o.redo != nil && o.redo == l.fix })
+	})
 }
 
 func shareTarget(a, b *action) bool {
@@ -282,6 +287,7 @@ var (
 		{regexp.MustCompile(`(?i)^\s*(insert|copy)\b`), verb{"loading", "导入"}},
 		{regexp.MustCompile(`(?i)^\s*(alter|create|drop|update|delete)\b`), verb{"changing", "修改"}},
 	}
+	letters, digits    = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", "0123456789"
 	callBeforeTargetRE = regexp.MustCompile(`([A-Za-z_][\w.]*)\(\s*['"]?$`)
 )
 
@@ -443,7 +449,8 @@ func verbOf(a *action, target string) verb {
 	case primaryCode:
 		if target != "" {
 			if i := strings.Index(a.primary, target); i > 0 {
-				prefix := strings.TrimRight(a.primary[:i], "'\"")
+				// The target may be a path's last part: '/data/exports/x.parquet'.
+				prefix := strings.TrimRight(strings.TrimRight(a.primary[:i], "/\\.~-_"+letters+digits), "'\"")
 				if m := callBeforeTargetRE.FindStringSubmatch(prefix + "'"); m != nil {
 					name := strings.ToLower(m[1])
 					for _, cv := range callVerbs {
@@ -520,35 +527,8 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 	}
 
 	// What changed between the failed calls and the fix?
-	fixParams := params(fix)
-	var changed, added []callargs.Param
-	var oldVals []string
-	for _, p := range fixParams {
-		isNew := true
-		for _, f := range fails {
-			for _, q := range params(f) {
-				if q.Key != p.Key || q.Scope != p.Scope {
-					continue
-				}
-				isNew = false
-				if q.Value != p.Value {
-					if !slices.Contains(changed, p) {
-						changed = append(changed, p)
-					}
-					if s := q.String(); !slices.Contains(oldVals, s) {
-						oldVals = append(oldVals, s)
-					}
-				}
-			}
-		}
-		if isNew {
-			added = append(added, p)
-		}
-	}
-	use := append(slices.Clone(changed), added...)
-	if len(use) > 3 {
-		use = use[:3]
-	}
+	changed, added, oldVals := paramDiff(fix, fails)
+	use := settingsOf(changed, added)
 	// A retry that differs only in how its output is shown (`| tail -n
 	// 20` for `| tail -n 8`, a redirect) is the same call again.
 	sameCall := oneLine(first.primary) == oneLine(fix.primary) || workOf(first) == workOf(fix)
@@ -558,6 +538,30 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 	switch {
 	case sameCall:
 		// Identical retry: the fix is what ran in between, or nothing.
+		if orig, redo := redone(fails, fix, acts); redo != nil {
+			ch, ad, _ := paramDiff(redo, []*action{orig})
+			if set := settingsOf(ch, ad); len(set) > 0 {
+				ov := verbOf(orig, targetOf(orig))
+				what := ov.en + spacedEN(targetOf(orig))
+				whatZH := ov.zh + spaced(targetOf(orig))
+				l.settings, l.redo = set, redo
+				check := "`" + compactCode(first.primary, 60) + "`"
+				if zh {
+					l.content = fmt.Sprintf("%s时加上 %s；不加的话，之后的 %s 会报 %s。", whatZH, callargs.Join(set, "、"), check, short)
+					l.counter = fmt.Sprintf("%s时没加 %s，之后 %s 失败：%s", whatZH, callargs.Join(set, "、"), check, cause)
+				} else {
+					pron := "it"
+					if len(set) > 1 {
+						pron = "them"
+					}
+					l.content = fmt.Sprintf("When %s, use %s; without %s, %s then failed with %s.", what, callargs.Join(set, " "), pron, check, short)
+					l.counter = fmt.Sprintf("%s without %s made %s fail: %s", capitalize(what), callargs.Join(set, " "), check, cause)
+				}
+				ev = append(ev, orig.events...)
+				ev = append(ev, redo.events...)
+				break
+			}
+		}
 		var setup []*action
 		for _, a := range acts {
 			if a == fix || a.failed || !between(a, fails[len(fails)-1], fix) || similarity(a, first) >= 0.3 {
@@ -655,6 +659,65 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 	l.lastEvent = l.evidence[len(l.evidence)-1]
 	l.fix = fix
 	return l, true
+}
+
+// paramDiff is what fix sets differently from the calls before it: the
+// parameters it changed (with the old values, as written) and those it
+// added.
+func paramDiff(fix *action, before []*action) (changed, added []callargs.Param, oldVals []string) {
+	for _, p := range params(fix) {
+		isNew := true
+		for _, f := range before {
+			for _, q := range params(f) {
+				if q.Key != p.Key || q.Scope != p.Scope {
+					continue
+				}
+				isNew = false
+				if q.Value != p.Value {
+					if !slices.Contains(changed, p) {
+						changed = append(changed, p)
+					}
+					if s := q.String(); !slices.Contains(oldVals, s) {
+						oldVals = append(oldVals, s)
+					}
+				}
+			}
+		}
+		if isNew {
+			added = append(added, p)
+		}
+	}
+	return changed, added, oldVals
+}
+
+// settingsOf is what a lesson names of a fix: the changed parameters,
+// then the added ones, at most three.
+func settingsOf(changed, added []callargs.Param) []callargs.Param {
+	use := append(slices.Clone(changed), added...)
+	return use[:min(len(use), 3)]
+}
+
+// redone finds, for a check that failed and then passed unchanged (Spark
+// could not read the Parquet file; the same query later could), the
+// earlier call whose output it checked and that was redone differently in
+// between: the redo is the fix. It returns the original and the redo, or
+// nils.
+func redone(fails []*action, fix *action, acts []*action) (orig, redo *action) {
+	first, last := fails[0], fails[len(fails)-1]
+	for _, r := range acts {
+		if r.failed || !between(r, last, fix) {
+			continue
+		}
+		for _, o := range acts {
+			if o == first {
+				break
+			}
+			if !o.failed && o.tool == r.tool && o.kind == r.kind && similarity(o, r) >= 0.5 && similarity(o, first) < 0.3 {
+				orig, redo = o, r // the latest original, the latest redo
+			}
+		}
+	}
+	return orig, redo
 }
 
 // failedWith phrases how a failure showed: an error, or the user's words.

@@ -132,3 +132,25 @@ func TestSelfNamedUser(t *testing.T) {
 		t.Errorf("candidates %+v, want the email rule about the user", got)
 	}
 }
+
+// TestCheckFixedByRedoingTheProducer: a check fails on what an earlier
+// call wrote, the call is redone with other settings (one try failing on
+// the way), and the same check then passes. The lesson is everything the
+// redo changed, told against the check's error, as one lesson.
+func TestCheckFixedByRedoingTheProducer(t *testing.T) {
+	tr := session(t,
+		user("Write the orders to /srv/out/orders.avro so the billing reader can load it."),
+		call("python", `{"code":"write_avro(df, '/srv/out/orders.avro', codec='deflate')"}`, "None", ""),
+		call("bash", `{"command":"billing-reader check /srv/out/orders.avro"}`, "", "Error: unsupported codec deflate in orders.avro"),
+		call("python", `{"code":"write_avro(df, '/srv/out/orders.avro', codec='snappy')"}`, "", "ValueError: snappy needs sync_interval"),
+		call("python", `{"code":"write_avro(df, '/srv/out/orders.avro', codec='snappy', sync_interval=16000)"}`, "None", ""),
+		call("bash", `{"command":"billing-reader check /srv/out/orders.avro"}`, "ok: 1200 records", ""),
+	)
+	ls := ofKind(extract(t, tr), memory.KindLesson)
+	if len(ls) != 1 {
+		t.Fatalf("lessons %+v, want one", ls)
+	}
+	if c := ls[0].Content; !strings.Contains(c, "codec='snappy'") || !strings.Contains(c, "sync_interval=16000") || !strings.Contains(c, "unsupported codec") {
+		t.Errorf("lesson %q, want both settings the redo changed and the check's error", c)
+	}
+}
