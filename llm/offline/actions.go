@@ -307,9 +307,23 @@ var tokenRE = regexp.MustCompile(`[\p{L}_][\p{L}\p{N}_]*(?:[.:/-][\p{L}\p{N}_]+)
 func tokens(s string) []string { return tokenRE.FindAllString(s, -1) }
 
 // similarity is the Jaccard similarity of two calls' token sets; it tells a
-// corrected retry from an unrelated call on the same file.
+// corrected retry from an unrelated call on the same file. Of two
+// commands, the segments that do the work are compared too, so that a
+// retry that also collects its output ("… -- kill -3 1 && kubectl logs …
+// | sed …") is still a retry.
 func similarity(a, b *action) float64 {
-	ta, tb := tokenSet(a.primary), tokenSet(b.primary)
+	sim := jaccard(tokenSet(a.primary), tokenSet(b.primary))
+	if a.kind == primaryCommand && b.kind == primaryCommand {
+		sa, sb := segments(shellFields(a.primary)), segments(shellFields(b.primary))
+		if len(sa) > 1 || len(sb) > 1 {
+			ma, mb := strings.Join(sa[mainSegment(sa)], " "), strings.Join(sb[mainSegment(sb)], " ")
+			sim = max(sim, jaccard(tokenSet(ma), tokenSet(mb)))
+		}
+	}
+	return sim
+}
+
+func jaccard(ta, tb map[string]bool) float64 {
 	if len(ta) == 0 && len(tb) == 0 {
 		return 0
 	}

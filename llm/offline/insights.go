@@ -176,6 +176,8 @@ func attachInsights(ls []lesson, ins []insight) {
 		content := insightMemory(ins[best].text)
 		if missing := missingSettings(content, l.settings); len(missing) > 0 {
 			content = strings.TrimRight(content, ".。") + fixSuffix(content, missing)
+		} else if l.showFix && !mentionsAny(content, l.fixWords) {
+			content = strings.TrimRight(content, ".。") + fixCall(content, l.fix)
 		}
 		l.content = content
 		l.worded = true
@@ -335,6 +337,18 @@ func mentionsCall(text string, a *action) bool {
 		}
 	}
 	return n >= 2
+}
+
+// mentionsAny reports whether text names one of words (three letters or
+// more).
+func mentionsAny(text string, words []string) bool {
+	f := fold(text)
+	for _, w := range words {
+		if len(w) >= 3 && strings.Contains(f, fold(w)) {
+			return true
+		}
+	}
+	return false
 }
 
 func fixCall(content string, a *action) string {

@@ -167,6 +167,8 @@ type lesson struct {
 	score                 float64          // for ranking; 0 means the default for its kind
 	needsWords            bool             // kept only if an insight words it
 	redo                  *action          // an earlier call redone differently, which fixed it
+	showFix               bool             // the fix is another call, told by its text
+	fixWords              []string         // what the fix says that the failure did not
 }
 
 // findLessons pairs failed calls with the call that fixed them and renders
@@ -631,6 +633,7 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 			return lesson{}, false
 		}
 		newT, oldT := tokenDiff(stripRedirects(fix.primary), stripRedirects(first.primary))
+		l.showFix, l.fixWords = true, newT
 		if len(newT) > 0 && len(newT) <= 3 && len(oldT) > 0 && len(oldT) <= 3 {
 			if zh {
 				l.content = fmt.Sprintf("%s时用 %s 而不是 %s；%s 会报 %s。", subjZH, strings.Join(newT, "、"), strings.Join(oldT, "、"), strings.Join(oldT, "、"), short)
@@ -665,7 +668,7 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 // parameters it changed (with the old values, as written) and those it
 // added.
 func paramDiff(fix *action, before []*action) (changed, added []callargs.Param, oldVals []string) {
-	for _, p := range params(fix) {
+	for _, p := range fixParams(fix, before) {
 		isNew := true
 		for _, f := range before {
 			for _, q := range params(f) {
@@ -688,6 +691,57 @@ func paramDiff(fix *action, before []*action) (changed, added []callargs.Param, 
 		}
 	}
 	return changed, added, oldVals
+}
+
+// fixParams are the settings of a fix to compare with the calls before
+// it. When the fix is a command line that does more than they did
+// ("… -- kill -3 1 && kubectl logs … --since=10s" for "… -- jstack 1"),
+// only the segment that does their work counts: the rest collects or
+// shows its output.
+func fixParams(fix *action, before []*action) []callargs.Param {
+	if fix.kind != primaryCommand || workSegments(fix) < 2 {
+		return params(fix)
+	}
+	for _, b := range before {
+		if b.kind != primaryCommand || workSegments(b) != 1 {
+			return params(fix)
+		}
+	}
+	segs := segments(shellFields(stripRedirects(fix.primary)))
+	main := *fix
+	main.primary = strings.Join(segs[mainSegment(segs)], " ")
+	main.args = ""
+	out := commandParams(main.primary)
+	var obj map[string]any
+	if json.Unmarshal([]byte(fix.args), &obj) == nil {
+		for k, v := range obj {
+			if s, ok := v.(string); ok && s == fix.primary {
+				continue
+			}
+			for _, p := range jsonParams(nil, k, v, 0) {
+				out = callargs.Add(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// workSegments counts the segments of a command line that do work: not a
+// change of directory, an export or an output filter.
+func workSegments(a *action) int {
+	n := 0
+	for _, seg := range segments(shellFields(stripRedirects(a.primary))) {
+		for _, t := range seg {
+			if isAssignment(t) || wrappers[t] {
+				continue
+			}
+			if !sceneCommands[t] && !outputFilters[baseName(t)] && baseName(t) != "sed" {
+				n++
+			}
+			break
+		}
+	}
+	return n
 }
 
 // settingsOf is what a lesson names of a fix: the changed parameters,

@@ -154,3 +154,23 @@ func TestCheckFixedByRedoingTheProducer(t *testing.T) {
 		t.Errorf("lesson %q, want both settings the redo changed and the check's error", c)
 	}
 }
+
+// TestRetryThatAlsoCollectsItsOutput: the call that worked does more than
+// the failures did (it also fetches and filters what it produced). It is
+// still their fix, and what it did instead is told by its own text, not
+// by the flags of the steps that only collect its output.
+func TestRetryThatAlsoCollectsItsOutput(t *testing.T) {
+	tr := session(t,
+		user("The search pod is stuck, grab a heap histogram before we restart it."),
+		call("kubectl", `{"command":"kubectl -n search exec search-0 -- jmap -histo 1"}`, "", `exec: "jmap": executable file not found in $PATH`),
+		assistant("The search image ships only a JRE, so jmap is missing there."),
+		call("kubectl", `{"command":"kubectl -n search exec search-0 -- jattach 1 jcmd GC.class_histogram && kubectl -n search logs search-0 --since=30s | grep -m5 instances"}`, "num #instances #bytes", ""),
+	)
+	ls := ofKind(extract(t, tr), memory.KindLesson)
+	if len(ls) != 1 {
+		t.Fatalf("lessons %+v, want one", ls)
+	}
+	if c := ls[0].Content; !strings.Contains(c, "jattach 1 jcmd GC.class_histogram") || strings.Contains(c, "fix: --since") {
+		t.Errorf("lesson %q, want the call that worked, not the flags that collect its output", c)
+	}
+}
