@@ -28,8 +28,6 @@ var wants = map[string]want{
 		outcome:  memory.OutcomeSuccess,
 		candidates: []memory.Candidate{
 			{Kind: memory.KindLesson, Content: "When reading sales_2024.csv (Chinese fields), use encoding='gbk'; encoding='utf-8' and encoding='utf-8-sig' failed with UnicodeDecodeError.", CounterExample: "UnicodeDecodeError: 'utf-8' codec can't decode byte 0xb5"},
-			// The heads-up about the file, with the file it is about named.
-			{Kind: memory.KindFact, Content: "The file sales_2024.csv has Chinese column names (地区, 销售额, 下单时间)."},
 			{Kind: memory.KindPreference, Content: "Always give report timestamps in UTC."},
 			{Kind: memory.KindRule, Content: "Never write into the analytics schema directly; load into staging first"},
 			{Kind: memory.KindFact, Content: "The team's warehouse is ClickHouse 24.8."},

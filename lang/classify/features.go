@@ -13,7 +13,7 @@ import (
 
 // FeatureVersion names the feature extraction. A model records the
 // version it was trained with and refuses to load under another one.
-const FeatureVersion = "f8"
+const FeatureVersion = "f9"
 
 // Position says where a sentence sits in a session.
 type Position string
@@ -173,6 +173,7 @@ func Features(sentence string, pos Position) []string {
 				stream = append(stream, "⟪"+string(rs[len(rs)-2:])+"⟫")
 			}
 		case strings.HasPrefix(t.text, "⟨"):
+			words++ // a value, a path, a command: a word of the sentence
 			add("u:" + t.text)
 			stream = append(stream, t.text)
 		case len(t.text) == 1 && strings.Contains("?!:—", t.text):

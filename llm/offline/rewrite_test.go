@@ -174,3 +174,21 @@ func TestRetryThatAlsoCollectsItsOutput(t *testing.T) {
 		t.Errorf("lesson %q, want the call that worked, not the flags that collect its output", c)
 	}
 }
+
+// TestStatementWithItsReason: a standing instruction followed by its
+// reason is kept whole, reason included, though the reason alone reads as
+// a passing remark.
+func TestStatementWithItsReason(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"Going forward, put all the prices in the catalogue in EUR, not CHF — half of the buyers are in Germany now.", "EUR, not CHF — half of the buyers are in Germany now"},
+		{"以后合同编号统一用 HT-年份-序号，不然法务那边归档对不上。", "HT-年份-序号，不然法务那边归档对不上"},
+	} {
+		got := extract(t, session(t, user("Update the spring catalogue."), assistant("Done."), user(c.text))).Candidates
+		if len(got) != 1 || !strings.Contains(got[0].Content, c.want) {
+			t.Errorf("%q: candidates %+v, want one with %q", c.text, got, c.want)
+		}
+	}
+	if h := headClause("Please rerun it — it timed out."); h != "" {
+		t.Errorf("headClause of a short request = %q, want none", h)
+	}
+}

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -36,6 +37,7 @@ const (
 	keepStatement    = 0.5
 	keepOpening      = 0.75
 	keepContinuation = 0.3
+	keepFramed       = 0.35 // a sentence framed as standing needs this much
 )
 
 // userSentence is one classified sentence of a user message.
@@ -90,6 +92,14 @@ func userStatements(events []memory.Event) []statement {
 		var ss []userSentence
 		for _, sent := range statementUnits(e.Content) {
 			p := model.Predict(sent, pos)
+			// A reason after the statement ("— half of the readers are
+			// in Singapore now", "，不然对不上账") can read as a passing
+			// remark; the statement is judged on its own too.
+			if head := headClause(sent); head != "" {
+				if ph := model.Predict(head, pos); ph.P[0] < p.P[0] {
+					p = ph
+				}
+			}
 			ss = append(ss, userSentence{text: sent, pred: p, keep: 1 - p.P[0]})
 		}
 		need := keepStatement
@@ -98,7 +108,13 @@ func userStatements(events []memory.Event) []statement {
 		}
 		for j := 0; j < len(ss); j++ {
 			s := ss[j]
-			if s.keep < need {
+			bar := need
+			if standingCue(s.text) && !isQuestion(fold(s.text)) {
+				// Framed as standing ("记住…", "from now on", "always"): the
+				// framing is evidence the words alone may not give.
+				bar = min(need, keepFramed)
+			}
+			if s.keep < bar {
 				continue
 			}
 			// A verdict on the work ("the chart's Chinese is all boxes, not
@@ -190,6 +206,29 @@ func withName(content, name string) string {
 		return content
 	}
 	return strings.NewReplacer("The user", name, "the user", name).Replace(content)
+}
+
+// reasonRE finds where a statement's justification begins: a dash, a
+// semicolon, or a connective of reason or consequence after a comma.
+var reasonRE = regexp.MustCompile(`\s[—–-]{1,2}\s|——|;\s|；|,\s*(?:because|since|as|otherwise|or else|so that|so)\s|，\s*(?:因为|不然|否则|免得|省得|要不然|要不)`)
+
+// headClause is the statement before its justification, or "" when the
+// sentence has none or the head is too short to judge.
+func headClause(s string) string {
+	loc := reasonRE.FindStringIndex(s)
+	if loc == nil {
+		return ""
+	}
+	head := strings.TrimSpace(s[:loc[0]])
+	if wordCount(head) < 4 {
+		return ""
+	}
+	return head
+}
+
+// standingCue reports whether a sentence is framed as standing.
+func standingCue(s string) bool {
+	return slices.Contains(classify.Cues(s), "standing")
 }
 
 // framedAsStanding reports whether a sentence carries a cue of a standing
