@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"cmp"
 	"context"
 	"regexp"
 	"slices"
@@ -23,9 +24,7 @@ const (
 	maxSteps      = 12
 	maxFailures   = 10
 	maxFeedback   = 5
-	maxCandidates = 5 // what a careful person keeps from one session
-	maxLessons    = 3
-	maxStatements = 4
+	maxCandidates = 5 // what a careful person keeps from the longest session
 	maxStandalone = 2 // lessons from insights alone
 	maxTaskRunes  = 200
 )
@@ -182,7 +181,12 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 			Signal:   s.signal,
 		}, nil})
 	}
-	rs := append(best(ls, maxLessons), best(ss, maxStatements)...)
+	nl, ns := keepBudget(t)
+	n := min(maxCandidates, nl+ns)
+	rs := append(best(ls, nl), best(ss, ns)...)
+	// The best of both, then in the order they were said.
+	slices.SortStableFunc(rs, func(a, b ranked) int { return cmp.Compare(b.score, a.score) })
+	rs = rs[:min(len(rs), n)]
 	slices.SortStableFunc(rs, func(a, b ranked) int {
 		if a.at != b.at {
 			return a.at - b.at
@@ -193,7 +197,7 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 	seen := map[string]bool{}
 	for _, r := range rs {
 		h := memory.ContentHash(r.c.Kind, r.c.Content)
-		if seen[h] || len(cands) == maxCandidates {
+		if seen[h] {
 			continue
 		}
 		seen[h] = true
@@ -203,6 +207,21 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 		cands = append(cands, r.c)
 	}
 	return memory.Extraction{Episode: ep, Candidates: cands, Model: Model}, nil
+}
+
+// keepBudget is how many memories of each kind a session may yield: at
+// most two lessons (the rest of a long debugging session is detail), and
+// no more statements than the user wrote messages, since a careful person
+// rarely keeps two things from one message. The two together are capped
+// at maxCandidates, the best-scored first.
+func keepBudget(t memory.Transcript) (lessons, statements int) {
+	users := 0
+	for _, e := range t.Events {
+		if e.Role == memory.RoleUser {
+			users++
+		}
+	}
+	return 2, min(maxCandidates, max(1, users))
 }
 
 // uniqueStatements drops restatements, keeping the first (a user who says
