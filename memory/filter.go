@@ -13,6 +13,9 @@ func (f VectorFilter) Match(d VectorDoc) bool {
 	if d.Tenant != f.Tenant {
 		return false
 	}
+	if !InScopes(d.Scope, f.Scopes) {
+		return false
+	}
 	if len(f.Kinds) > 0 && !slices.Contains(f.Kinds, d.Kind) {
 		return false
 	}
@@ -53,6 +56,7 @@ func VectorDocOf(m Memory, vector []float32) VectorDoc {
 		ID:          m.ID,
 		Tenant:      m.Tenant,
 		Vector:      vector,
+		Scope:       m.Scope.Norm(),
 		Kind:        m.Kind,
 		TaskType:    m.TaskType,
 		Status:      string(m.Status),

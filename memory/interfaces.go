@@ -60,6 +60,7 @@ type EpisodeStore interface {
 type MemoryFilter struct {
 	Tenant       string
 	IDs          []string
+	Scopes       []Scope // any of; none means every scope of the tenant
 	Kinds        []Kind
 	Statuses     []Status
 	ContentHash  string
@@ -162,6 +163,7 @@ type VectorDoc struct {
 	ID          string    `json:"id"`
 	Tenant      string    `json:"tenant"`
 	Vector      []float32 `json:"vector,omitempty"`
+	Scope       Scope     `json:"scope,omitempty"` // "" for episodes and read as shared
 	Kind        Kind      `json:"kind,omitempty"`
 	TaskType    string    `json:"task_type,omitempty"`
 	Status      string    `json:"status"`
@@ -179,6 +181,7 @@ type VectorDoc struct {
 // every VectorIndex implements.
 type VectorFilter struct {
 	Tenant        string
+	Scopes        []Scope // any of; none means every scope of the tenant
 	Kinds         []Kind
 	TaskType      string
 	Statuses      []string

@@ -171,6 +171,7 @@ func (s *MemStore) PutMemories(ctx context.Context, ms []Memory) error {
 	defer s.mu.Unlock()
 	for _, m := range ms {
 		m = m.Clone()
+		m.Scope = m.Scope.Norm()
 		m.RecallCount, m.LastRecalledAt = 0, time.Time{} // usage lives apart
 		t := inner(s.versions, m.Tenant)
 		vs := t[m.ID]
@@ -221,6 +222,7 @@ func (s *MemStore) Memories(ctx context.Context, f MemoryFilter) ([]Memory, erro
 	for id, vs := range s.versions[f.Tenant] {
 		m := vs[len(vs)-1]
 		if len(f.IDs) > 0 && !slices.Contains(f.IDs, id) ||
+			!InScopes(m.Scope, f.Scopes) ||
 			len(f.Kinds) > 0 && !slices.Contains(f.Kinds, m.Kind) ||
 			len(f.Statuses) > 0 && !slices.Contains(f.Statuses, m.Status) ||
 			f.ContentHash != "" && m.ContentHash != f.ContentHash ||

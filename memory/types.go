@@ -172,9 +172,12 @@ func (s Status) Valid() bool {
 // Memory is one version of a semantic memory. Versions are immutable and
 // append-only; the current state of a memory is its highest version.
 type Memory struct {
-	ID             string   `json:"id"`
-	Tenant         string   `json:"tenant"`
-	Version        int      `json:"version"` // 1-based, +1 on every change
+	ID      string `json:"id"`
+	Tenant  string `json:"tenant"`
+	Version int    `json:"version"` // 1-based, +1 on every change
+	// Scope is whose the memory is: the tenant's shared space, or one
+	// user's or agent's. It never changes; merging stays within it.
+	Scope          Scope    `json:"scope"`
 	Kind           Kind     `json:"kind"`
 	Content        string   `json:"content"`
 	CounterExample string   `json:"counter_example,omitempty"` // "doing X failed because …"
@@ -241,6 +244,12 @@ type Candidate struct {
 	// said so are not part of its content ("Again: …", "Change of plan:
 	// …", "One more detail: …"): a hint for the judge.
 	Signal Signal `json:"signal,omitempty"`
+	// About says whether the candidate is about the session's user or
+	// about the work; the ledger stores the former in the user's scope.
+	About About `json:"about,omitempty"`
+	// Scope, when set, is where the candidate goes whatever About says
+	// (memory_store's scope argument).
+	Scope Scope `json:"scope,omitempty"`
 }
 
 // Signal is how a statement relates to what was said before, as its
@@ -389,9 +398,13 @@ type Usage struct {
 // Query is a recall request.
 type Query struct {
 	Tenant string `json:"tenant"`
-	Text   string `json:"text"`
-	TopK   int    `json:"top_k"`
-	Kinds  []Kind `json:"kinds,omitempty"`
+	// UserID and AgentID are whom recall acts for: it returns their private
+	// memories with the shared ones, and without them the shared ones only.
+	UserID  string `json:"user_id,omitempty"`
+	AgentID string `json:"agent_id,omitempty"`
+	Text    string `json:"text"`
+	TopK    int    `json:"top_k"`
+	Kinds   []Kind `json:"kinds,omitempty"`
 	// TaskType and Entities narrow recall to memories tagged with them.
 	TaskType string   `json:"task_type,omitempty"`
 	Entities []string `json:"entities,omitempty"`

@@ -58,6 +58,9 @@ func ValidateMemories(op string, ms []Memory) error {
 		if !m.Status.Valid() {
 			return Invalidf(op, "memory %s: status %q is not valid", m.ID, m.Status)
 		}
+		if !m.Scope.Valid() {
+			return Invalidf(op, "memory %s: scope %q is not one of shared, user:ID, agent:ID", m.ID, m.Scope)
+		}
 	}
 	return nil
 }

@@ -290,6 +290,7 @@ func testMemoryFilters(t *testing.T, s memory.EpisodicStore) {
 	b.Kind = memory.KindLesson
 	b.ContentHash = memory.ContentHash(b.Kind, b.Content)
 	b.Sources = []string{"ep_2"}
+	b.Scope = memory.UserScope("u-17")
 	c := mem(tenant, "c", 1, "Old rule", base.Add(2*time.Minute))
 	c2 := c
 	c2.Version, c2.Status, c2.SupersededBy, c2.UpdatedAt = 2, memory.StatusSuperseded, "a", base.Add(3*time.Minute)
@@ -317,6 +318,15 @@ func testMemoryFilters(t *testing.T, s memory.EpisodicStore) {
 	check("ids", memory.MemoryFilter{IDs: []string{"c", "a", "zz"}}, "a", "c")
 	check("changed after", memory.MemoryFilter{UpdatedAfter: base.Add(time.Minute)}, "c")
 	check("limit", memory.MemoryFilter{Limit: 2}, "a", "b")
+	check("shared scope, old memories included", memory.MemoryFilter{Scopes: []memory.Scope{memory.SharedScope}}, "a", "c")
+	check("a user's scope", memory.MemoryFilter{Scopes: []memory.Scope{memory.UserScope("u-17")}}, "b")
+	check("another user's scope", memory.MemoryFilter{Scopes: []memory.Scope{memory.UserScope("u-18")}})
+	if got, err := s.Memory(ctx, tenant, "b"); err != nil || got.Scope != memory.UserScope("u-17") {
+		t.Fatalf("memory b has scope %q (%v), want user:u-17", got.Scope, err)
+	}
+	if got, _ := s.Memory(ctx, tenant, "a"); got.Scope != memory.SharedScope {
+		t.Fatalf("a memory stored without a scope reads as %q, want shared", got.Scope)
+	}
 }
 
 func testUsage(t *testing.T, s memory.EpisodicStore) {

@@ -51,7 +51,7 @@ func doc(tenant, id string, v []float32) memory.VectorDoc {
 	return memory.VectorDoc{
 		ID: id, Tenant: tenant, Vector: v, Kind: memory.KindLesson, TaskType: "report",
 		Status: string(memory.StatusLive), Confidence: 0.5, Decay: 1, CreatedAt: base, UpdatedAt: base,
-		RecallCount: 3, Pinned: false, Entities: []string{"csv"},
+		RecallCount: 3, Pinned: false, Entities: []string{"csv"}, Scope: memory.UserScope("u-1"),
 	}
 }
 
@@ -123,6 +123,7 @@ func testVectorFilters(t *testing.T, x memory.VectorIndex) {
 		d.TaskType = []string{"report", "import", ""}[i%3]
 		d.Status = statuses[i%len(statuses)]
 		d.Confidence = float64(i%10) / 10
+		d.Scope = []memory.Scope{"", memory.SharedScope, memory.UserScope("u-1"), memory.UserScope("u-2"), memory.AgentScope("bot")}[i%5]
 		d.Entities = [][]string{{"csv"}, {"utc", "report"}, nil, {"o'brien \"quoted\""}}[i%4]
 		d.CreatedAt = base.Add(time.Duration(i) * time.Hour)
 		docs = append(docs, d)
@@ -139,6 +140,10 @@ func testVectorFilters(t *testing.T, x memory.VectorIndex) {
 		{CreatedAfter: base.Add(50 * time.Hour), CreatedBefore: base.Add(120 * time.Hour)},
 		{Statuses: []string{"cold", "archived"}, Kinds: []memory.Kind{memory.KindFact}},
 		{TaskType: "no-such-type"},
+		{Scopes: memory.Visible("", "")},
+		{Scopes: memory.Visible("u-1", ""), Kinds: []memory.Kind{memory.KindPreference, memory.KindRule}},
+		{Scopes: memory.Visible("u-2", "bot")},
+		{Scopes: []memory.Scope{memory.UserScope(`u-1" || tenant != "`)}},
 		{TaskType: `x" || tenant != "`},
 	}
 	q := Unit(r, 16)
@@ -408,7 +413,7 @@ func testVectorBatch(t *testing.T, x memory.VectorIndex) {
 // sameFields compares documents without their vectors, with times compared
 // as instants.
 func sameFields(a, b memory.VectorDoc) bool {
-	return a.ID == b.ID && a.Tenant == b.Tenant && a.Kind == b.Kind && a.TaskType == b.TaskType &&
+	return a.ID == b.ID && a.Tenant == b.Tenant && a.Scope.Norm() == b.Scope.Norm() && a.Kind == b.Kind && a.TaskType == b.TaskType &&
 		a.Status == b.Status && a.Confidence == b.Confidence && a.Decay == b.Decay &&
 		a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt) && a.RecallCount == b.RecallCount &&
 		a.Pinned == b.Pinned && slices.Equal(a.Entities, b.Entities)

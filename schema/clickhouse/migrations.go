@@ -36,6 +36,9 @@ type Migration struct {
 	// from the embedded one means the file was edited after it was applied.
 	Checksum   string
 	Statements []string
+	// Note is what the migration means for data already stored, from its
+	// "-- note:" lines; it is logged when the migration is applied.
+	Note string
 }
 
 var fileRE = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
@@ -70,7 +73,7 @@ func parse(fsys fs.FS) ([]Migration, error) {
 			return nil, fmt.Errorf("schema: %s holds no statement", name)
 		}
 		sum := sha256.Sum256(body)
-		out = append(out, Migration{Version: version, Name: m[2], Checksum: hex.EncodeToString(sum[:]), Statements: stmts})
+		out = append(out, Migration{Version: version, Name: m[2], Checksum: hex.EncodeToString(sum[:]), Statements: stmts, Note: note(string(body))})
 	}
 	slices.SortFunc(out, func(a, b Migration) int { return a.Version - b.Version })
 	for i := 1; i < len(out); i++ {
@@ -149,4 +152,15 @@ func onlyComments(s string) bool {
 		}
 	}
 	return true
+}
+
+// note joins a migration's "-- note:" lines.
+func note(body string) string {
+	var notes []string
+	for line := range strings.Lines(body) {
+		if n, ok := strings.CutPrefix(strings.TrimSpace(line), "-- note:"); ok {
+			notes = append(notes, strings.TrimSpace(n))
+		}
+	}
+	return strings.Join(notes, " ")
 }

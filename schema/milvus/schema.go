@@ -31,6 +31,7 @@ const (
 	FieldID          = "doc_id" // the domain ID
 	FieldTenant      = "tenant" // the partition key
 	FieldVector      = "vector"
+	FieldScope       = "scope" // memory.Scope: shared, user:ID, agent:ID
 	FieldKind        = "kind"
 	FieldTaskType    = "task_type"
 	FieldStatus      = "status"
@@ -50,6 +51,7 @@ const (
 	MaxTenantLength   = 64 // memory.ValidateTenant allows no more
 	MaxIDLength       = 256
 	MaxPKLength       = MaxTenantLength + 1 + MaxIDLength
+	MaxScopeLength    = 6 + MaxIDLength // "agent:" and the owner
 	MaxKindLength     = 32
 	MaxTaskTypeLength = 256
 	MaxStatusLength   = 32
@@ -186,6 +188,7 @@ func Spec(c memory.Collection, o Options) Collection {
 			{Name: FieldID, Type: VarChar, MaxLength: MaxIDLength},
 			{Name: FieldTenant, Type: VarChar, MaxLength: MaxTenantLength, PartitionKey: true},
 			{Name: FieldVector, Type: FloatVector, Dim: o.Dim},
+			{Name: FieldScope, Type: VarChar, MaxLength: MaxScopeLength, Description: "shared, user:ID or agent:ID; shared for episodes"},
 			{Name: FieldKind, Type: VarChar, MaxLength: MaxKindLength, Description: "empty for episodes"},
 			{Name: FieldTaskType, Type: VarChar, MaxLength: MaxTaskTypeLength},
 			{Name: FieldStatus, Type: VarChar, MaxLength: MaxStatusLength, Description: "live, superseded, cold, archived (memories); live, cold, summary (episodes)"},

@@ -13,12 +13,12 @@ import (
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
-const memoryColumns = "tenant, id, version, kind, content, counter_example, task_type, entities, content_hash, " +
+const memoryColumns = "tenant, id, version, scope, kind, content, counter_example, task_type, entities, content_hash, " +
 	"confidence, sources, evidence, status, superseded_by, supersedes, valid_from, valid_to, decay, decay_anchor, " +
 	"pinned, flags, helped, hurt, reason, decision_id, created_at, updated_at, write_seq"
 
 func (s *Store) memoryRow(m memory.Memory, seq uint64) []any {
-	return []any{m.Tenant, m.ID, uint32(m.Version), string(m.Kind), m.Content, m.CounterExample, m.TaskType,
+	return []any{m.Tenant, m.ID, uint32(m.Version), string(m.Scope.Norm()), string(m.Kind), m.Content, m.CounterExample, m.TaskType,
 		nonNil(m.Entities), m.ContentHash, m.Confidence, nonNil(m.Sources), nonNil(m.Evidence), string(m.Status),
 		m.SupersededBy, nonNil(m.Supersedes), toDB(m.ValidFrom), toDB(m.ValidTo), m.Decay, toDB(m.DecayAnchor),
 		m.Pinned, nonNil(m.Flags), uint32(max(m.Helped, 0)), uint32(max(m.Hurt, 0)), m.Reason, m.DecisionID,
@@ -29,15 +29,16 @@ func scanMemory(r driver.Rows) (memory.Memory, error) {
 	var (
 		m            memory.Memory
 		version      uint32
+		scope        string
 		kind, status string
 		helped, hurt uint32
 		seq          uint64
 	)
-	err := r.Scan(&m.Tenant, &m.ID, &version, &kind, &m.Content, &m.CounterExample, &m.TaskType, &m.Entities,
+	err := r.Scan(&m.Tenant, &m.ID, &version, &scope, &kind, &m.Content, &m.CounterExample, &m.TaskType, &m.Entities,
 		&m.ContentHash, &m.Confidence, &m.Sources, &m.Evidence, &status, &m.SupersededBy, &m.Supersedes,
 		&m.ValidFrom, &m.ValidTo, &m.Decay, &m.DecayAnchor, &m.Pinned, &m.Flags, &helped, &hurt, &m.Reason,
 		&m.DecisionID, &m.CreatedAt, &m.UpdatedAt, &seq)
-	m.Version, m.Kind, m.Status, m.Helped, m.Hurt = int(version), memory.Kind(kind), memory.Status(status), int(helped), int(hurt)
+	m.Version, m.Scope, m.Kind, m.Status, m.Helped, m.Hurt = int(version), memory.Scope(scope).Norm(), memory.Kind(kind), memory.Status(status), int(helped), int(hurt)
 	m.ValidFrom, m.ValidTo, m.DecayAnchor = fromDB(m.ValidFrom), fromDB(m.ValidTo), fromDB(m.DecayAnchor)
 	m.CreatedAt, m.UpdatedAt = fromDB(m.CreatedAt), fromDB(m.UpdatedAt)
 	m.Entities, m.Sources, m.Evidence = nilIfEmpty(m.Entities), nilIfEmpty(m.Sources), nilIfEmpty(m.Evidence)
@@ -95,6 +96,14 @@ func (s *Store) Memories(ctx context.Context, f memory.MemoryFilter) ([]memory.M
 	if len(f.IDs) > 0 {
 		conds = append(conds, "id IN {ids:Array(String)}")
 		args = append(args, ch.Named("ids", f.IDs))
+	}
+	if len(f.Scopes) > 0 {
+		var scopes []string
+		for _, sc := range f.Scopes {
+			scopes = append(scopes, string(sc.Norm()))
+		}
+		conds = append(conds, "scope IN {scopes:Array(String)}")
+		args = append(args, ch.Named("scopes", scopes))
 	}
 	if len(f.Kinds) > 0 {
 		var kinds []string

@@ -137,7 +137,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("clickhouse: migrate: record %04d_%s: %w", m.Version, m.Name, err)
 		}
-		s.log.Info("clickhouse: applied migration", "version", m.Version, "name", m.Name)
+		if m.Note != "" {
+			s.log.Info("clickhouse: applied migration", "version", m.Version, "name", m.Name, "note", m.Note)
+		} else {
+			s.log.Info("clickhouse: applied migration", "version", m.Version, "name", m.Name)
+		}
 	}
 	return nil
 }

@@ -20,6 +20,12 @@ import (
 // length cannot make a decoder allocate gigabytes.
 const maxString = 1 << 24
 
+// Bits of a document's flags byte.
+const (
+	flagPinned = 1 << iota
+	flagScope
+)
+
 func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
 
 func appendString(b []byte, s string) []byte {
@@ -55,11 +61,19 @@ func appendDoc(b []byte, d memory.VectorDoc) []byte {
 	b = appendTime(b, d.CreatedAt)
 	b = appendTime(b, d.UpdatedAt)
 	b = binary.AppendVarint(b, int64(d.RecallCount))
-	pinned := byte(0)
+	// One flags byte: bit 0 pinned, bit 1 a scope follows. Documents
+	// written before scopes existed have no scope, which reads as shared.
+	flags := byte(0)
 	if d.Pinned {
-		pinned = 1
+		flags |= flagPinned
 	}
-	b = append(b, pinned)
+	if d.Scope != "" {
+		flags |= flagScope
+	}
+	b = append(b, flags)
+	if d.Scope != "" {
+		b = appendString(b, string(d.Scope))
+	}
 	b = appendUvarint(b, uint64(len(d.Entities)))
 	for _, e := range d.Entities {
 		b = appendString(b, e)
@@ -195,7 +209,11 @@ func (d *decoder) doc(tenant string) memory.VectorDoc {
 		CreatedAt:   d.time(),
 		UpdatedAt:   d.time(),
 		RecallCount: int(d.varint()),
-		Pinned:      d.byte() == 1,
+	}
+	flags := d.byte()
+	doc.Pinned = flags&flagPinned != 0
+	if flags&flagScope != 0 {
+		doc.Scope = memory.Scope(d.string())
 	}
 	if n := d.length(); n > 0 {
 		doc.Entities = make([]string, n)

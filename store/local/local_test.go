@@ -637,7 +637,7 @@ func hitIDs(hs []memory.VectorHit) []string {
 // state.prefilter must then learn whether the new field is residual (needs
 // Match), or the fast path of accepts would ignore it.
 func TestPrefilterCoversFilter(t *testing.T) {
-	known := []string{"Tenant", "Kinds", "TaskType", "Statuses", "MinConfidence", "Entities", "CreatedAfter", "CreatedBefore"}
+	known := []string{"Tenant", "Scopes", "Kinds", "TaskType", "Statuses", "MinConfidence", "Entities", "CreatedAfter", "CreatedBefore"}
 	var fields []string
 	for f := range reflect.TypeFor[memory.VectorFilter]().Fields() {
 		fields = append(fields, f.Name)
@@ -648,7 +648,7 @@ func TestPrefilterCoversFilter(t *testing.T) {
 	// Every residual field alone must route through Match.
 	st := newState(2, HNSWConfig{M: 4, EfConstruction: 8}, "a")
 	for _, f := range []memory.VectorFilter{
-		{TaskType: "x"}, {MinConfidence: 0.1}, {Entities: []string{"x"}},
+		{Scopes: []memory.Scope{memory.SharedScope}}, {TaskType: "x"}, {MinConfidence: 0.1}, {Entities: []string{"x"}},
 		{CreatedAfter: time.Unix(1, 0)}, {CreatedBefore: time.Unix(1, 0)},
 	} {
 		if !st.prefilter(f).residual {

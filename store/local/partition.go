@@ -277,7 +277,7 @@ func (st *state) prefilter(f memory.VectorFilter) prefilter {
 		// Kind and status are treated as independent.
 		est = int(float64(kn) * float64(sn) / float64(st.nLive))
 	}
-	residual := f.TaskType != "" || f.MinConfidence > 0 || len(f.Entities) > 0 || !f.CreatedAfter.IsZero() || !f.CreatedBefore.IsZero()
+	residual := len(f.Scopes) > 0 || f.TaskType != "" || f.MinConfidence > 0 || len(f.Entities) > 0 || !f.CreatedAfter.IsZero() || !f.CreatedBefore.IsZero()
 	return prefilter{kinds: kOK, statuses: sOK, estimate: est, residual: residual}
 }
 

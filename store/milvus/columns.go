@@ -14,6 +14,7 @@ func columns(dim int, docs []memory.VectorDoc) []entity.Column {
 	n := len(docs)
 	var (
 		pk, id, tenant, kind, task, status = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		scope                              = make([]string, n)
 		vectors                            = make([][]float32, n)
 		confidence, decay                  = make([]float64, n), make([]float64, n)
 		created, updated, recalls          = make([]int64, n), make([]int64, n), make([]int64, n)
@@ -22,7 +23,7 @@ func columns(dim int, docs []memory.VectorDoc) []entity.Column {
 	)
 	for i, d := range docs {
 		pk[i], id[i], tenant[i] = schema.PrimaryKey(d.Tenant, d.ID), d.ID, d.Tenant
-		kind[i], task[i], status[i] = string(d.Kind), d.TaskType, d.Status
+		scope[i], kind[i], task[i], status[i] = string(d.Scope.Norm()), string(d.Kind), d.TaskType, d.Status
 		vectors[i] = d.Vector
 		confidence[i], decay[i] = d.Confidence, d.Decay
 		created[i], updated[i], recalls[i] = toMilli(d.CreatedAt), toMilli(d.UpdatedAt), int64(d.RecallCount)
@@ -37,6 +38,7 @@ func columns(dim int, docs []memory.VectorDoc) []entity.Column {
 		entity.NewColumnVarChar(schema.FieldID, id),
 		entity.NewColumnVarChar(schema.FieldTenant, tenant),
 		entity.NewColumnFloatVector(schema.FieldVector, dim, vectors),
+		entity.NewColumnVarChar(schema.FieldScope, scope),
 		entity.NewColumnVarChar(schema.FieldKind, kind),
 		entity.NewColumnVarChar(schema.FieldTaskType, task),
 		entity.NewColumnVarChar(schema.FieldStatus, status),
@@ -65,6 +67,7 @@ func docsFrom(cols []entity.Column, n int) ([]memory.VectorDoc, error) {
 				schema.FieldPK:       func(*memory.VectorDoc, string) {},
 				schema.FieldID:       func(d *memory.VectorDoc, v string) { d.ID = v },
 				schema.FieldTenant:   func(d *memory.VectorDoc, v string) { d.Tenant = v },
+				schema.FieldScope:    func(d *memory.VectorDoc, v string) { d.Scope = memory.Scope(v) },
 				schema.FieldKind:     func(d *memory.VectorDoc, v string) { d.Kind = memory.Kind(v) },
 				schema.FieldTaskType: func(d *memory.VectorDoc, v string) { d.TaskType = v },
 				schema.FieldStatus:   func(d *memory.VectorDoc, v string) { d.Status = v },

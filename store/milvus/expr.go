@@ -38,6 +38,13 @@ func buildExpr(s selection) (string, error) {
 		return "", err
 	}
 	terms := []string{schema.FieldTenant + " == " + quote(f.Tenant)}
+	if len(f.Scopes) > 0 {
+		scopes := make([]string, len(f.Scopes))
+		for i, sc := range f.Scopes {
+			scopes[i] = string(sc.Norm())
+		}
+		terms = append(terms, schema.FieldScope+" in "+quoteList(scopes))
+	}
 	if len(f.Kinds) > 0 {
 		kinds := make([]string, len(f.Kinds))
 		for i, k := range f.Kinds {
@@ -131,6 +138,9 @@ func validateLimits(op string, docs []memory.VectorDoc) error {
 	}
 	for _, d := range docs {
 		if err := check(d.ID, "id", d.ID, schema.MaxIDLength); err != nil {
+			return err
+		}
+		if err := check(d.ID, "scope", string(d.Scope.Norm()), schema.MaxScopeLength); err != nil {
 			return err
 		}
 		if err := check(d.ID, "kind", string(d.Kind), schema.MaxKindLength); err != nil {

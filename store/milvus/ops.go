@@ -28,7 +28,7 @@ const (
 // adds the vector for Get.
 var (
 	scalarFields = []string{
-		schema.FieldID, schema.FieldTenant, schema.FieldKind, schema.FieldTaskType, schema.FieldStatus,
+		schema.FieldID, schema.FieldTenant, schema.FieldScope, schema.FieldKind, schema.FieldTaskType, schema.FieldStatus,
 		schema.FieldConfidence, schema.FieldDecay, schema.FieldCreatedAt, schema.FieldUpdatedAt,
 		schema.FieldRecallCount, schema.FieldPinned, schema.FieldEntities,
 	}
