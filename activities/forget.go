@@ -78,6 +78,22 @@ func (a *Activities) ResolveForget(ctx context.Context, in ForgetInput) (ForgetP
 			}
 		}
 	}
+	// Everything in the user's own scope goes, whatever its sources: a
+	// memory says whose it is even after its sessions' events expired.
+	if in.UserID != "" {
+		own, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: in.Tenant, Scopes: []memory.Scope{memory.UserScope(in.UserID)}})
+		if err != nil {
+			return p, temporalError(err)
+		}
+		for _, m := range own {
+			if m.Status != memory.StatusForgotten {
+				purge[m.ID] = true
+				delete(rebuild, m.ID)
+				p.Private = append(p.Private, m.ID)
+			}
+		}
+		slices.Sort(p.Private)
+	}
 	p.Memories, p.Rebuild = sortedKeys(purge), sortedKeys(rebuild)
 
 	// Typical episodes that stand for a forgotten episode.

@@ -36,7 +36,7 @@ func (a *Activities) PlanMerge(ctx context.Context, in PlanMergeInput) (memory.D
 		Candidate: c,
 	}
 	exact, err := a.Store.Memories(ctx, memory.MemoryFilter{
-		Tenant: in.Tenant, ContentHash: hash,
+		Tenant: in.Tenant, ContentHash: hash, Scopes: []memory.Scope{c.Scope.Norm()},
 		Statuses: []memory.Status{memory.StatusLive, memory.StatusCold, memory.StatusArchived},
 	})
 	if err != nil {
@@ -79,7 +79,8 @@ func (a *Activities) neighbors(ctx context.Context, tenant string, c memory.Cand
 	if err != nil {
 		return nil, fmt.Errorf("embed candidate: %w", err)
 	}
-	f := memory.VectorFilter{Tenant: tenant, Kinds: c.Kind.Comparable(), Statuses: []string{string(memory.StatusLive)}}
+	// Merging stays within the candidate's scope.
+	f := memory.VectorFilter{Tenant: tenant, Scopes: []memory.Scope{c.Scope.Norm()}, Kinds: c.Kind.Comparable(), Statuses: []string{string(memory.StatusLive)}}
 	hits, err := a.Index.Search(ctx, memory.CollectionMemories, vecs[0], f, max(a.Merge.MaxNeighbors, 1))
 	if err != nil {
 		return nil, fmt.Errorf("search similar memories: %w", err)
@@ -118,7 +119,7 @@ func (a *Activities) neighbors(ctx context.Context, tenant string, c memory.Cand
 	}
 	// The vector index is derived; the store says what each memory is now,
 	// and Prefilter drops any that is no longer live.
-	current, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: append(ids, lexical...)})
+	current, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: tenant, Scopes: f.Scopes, IDs: append(ids, lexical...)})
 	if err != nil {
 		return nil, err
 	}

@@ -143,6 +143,9 @@ func ValidateCandidate(c memory.Candidate) error {
 	if len(c.Content) > MaxContent {
 		return memory.Invalidf(op, "content is %d bytes; the limit is %d: state one memory, concisely", len(c.Content), MaxContent)
 	}
+	if !c.Scope.Valid() {
+		return memory.Invalidf(op, "scope %q is not one of shared, user:ID, agent:ID", c.Scope)
+	}
 	return nil
 }
 
@@ -181,6 +184,9 @@ type ForgetReceipt struct {
 	// episodes but keep others.
 	Memories []string `json:"memories"`
 	Rebuilt  []string `json:"rebuilt,omitempty"`
+	// Private are the memories among Memories that were in the forgotten
+	// user's own scope; the others were shared, learned only from them.
+	Private []string `json:"private,omitempty"`
 	Sessions []string `json:"sessions,omitempty"`
 	Episodes []string `json:"episodes,omitempty"`
 	// Summaries are typical episodes that stood for forgotten episodes:
@@ -250,4 +256,7 @@ type ForgetPlan struct {
 	Rebuild   []string `json:"rebuild,omitempty"`
 	Summaries []string `json:"summaries,omitempty"`
 	All       bool     `json:"all,omitempty"`
+	// Private are the memories among Memories in the forgotten user's own
+	// scope; the rest of Memories are shared ones learned only from them.
+	Private []string `json:"private,omitempty"`
 }

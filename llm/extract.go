@@ -196,6 +196,7 @@ type answer struct {
 	Feedback   []string `json:"feedback"`
 	Candidates []struct {
 		Kind           string   `json:"kind"`
+		About          string   `json:"about"`
 		Content        string   `json:"content"`
 		CounterExample string   `json:"counter_example"`
 		TaskType       string   `json:"task_type"`
@@ -329,6 +330,7 @@ func (x *Extractor) validate(t memory.Transcript, a answer) (memory.Extraction, 
 			TaskType:       taskType,
 			Entities:       normEntities(c.Entities, 6),
 			Evidence:       evidence,
+			About:          aboutOf(kind, c.About, content),
 		})
 	}
 	return memory.Extraction{Episode: ep, Candidates: cands}, dropped
@@ -418,4 +420,17 @@ func clipRunes(s string, n int) string {
 		}
 	}
 	return strings.TrimRightFunc(string(r[:cut]), unicode.IsSpace) + "…"
+}
+
+// aboutOf is whom a candidate is about: what the model said, or, when it
+// said nothing usable, what the offline rule reads from the wording.
+// Lessons are about the work whatever the model said.
+func aboutOf(kind memory.Kind, said, content string) memory.About {
+	switch a := memory.About(strings.ToLower(strings.TrimSpace(said))); {
+	case kind == memory.KindLesson:
+		return memory.AboutWork
+	case a == memory.AboutUser || a == memory.AboutWork:
+		return a
+	}
+	return About(kind, content)
 }

@@ -15,7 +15,7 @@ import (
 // PromptVersion names the extraction prompt and schema. It is recorded with
 // every extraction; change it whenever either changes, so that the output
 // of different prompts can be told apart and re-run.
-const PromptVersion = "extract-2026-03.v1"
+const PromptVersion = "extract-2026-12.v2"
 
 // SchemaName is the name the JSON schema is sent under.
 const SchemaName = "hindsight_extraction"
@@ -43,9 +43,10 @@ var extractionSchema = json.RawMessage(mustCompact(`{
     "feedback": {"type": "array", "items": {"type": "string"}, "description": "The user's own evaluative remarks about the result."},
     "candidates": {"type": "array", "items": {
       "type": "object", "additionalProperties": false,
-      "required": ["kind", "content", "counter_example", "task_type", "entities", "evidence"],
+      "required": ["kind", "about", "content", "counter_example", "task_type", "entities", "evidence"],
       "properties": {
         "kind": {"type": "string", "enum": ["preference", "rule", "lesson", "fact"]},
+        "about": {"type": "string", "enum": ["user", "work"], "description": "user: about this user in particular (their preference, a fact about them, their contact channel, their order). work: about the task, the tools, the team or a system, true for anyone."},
         "content": {"type": "string", "description": "The memory as one actionable, self-contained sentence."},
         "counter_example": {"type": "string", "description": "For lessons: what failed and why. Otherwise empty."},
         "task_type": {"type": "string", "enum": ` + taskTypeEnum(true) + `},
@@ -111,6 +112,10 @@ CANDIDATE MEMORIES. Each has a kind:
           counter_example "Reading sales_2024.csv with encoding='utf-8' failed: UnicodeDecodeError: 'utf-8' codec can't decode byte 0xb5 in position 0."
     In a Chinese session: content "读取 weekly_sales.xlsx 之前先执行 ` + "`" + `pip install openpyxl` + "`" + `；否则会报 ImportError。"
 - fact: a stable fact about the user's environment or data stated in the session ("Our prod DB is Postgres 15").
+
+Each candidate also says whom it is about, because memories about one user are kept private to that user while the rest is shared with the whole team:
+- about "user": this user in particular: how they want to be contacted or addressed, their own preferences, a fact about them, their account or order ("I'm vegetarian", "email me, never call", "我的订单号是…").
+- about "work": the task, the tools, the team's rules, a system, a lesson; true whoever asks ("we squash-merge", "the staging DB is pg-staging", every lesson).
 
 QUALITY BAR
 - Actionable and self-contained: readable without the transcript; name the file, tool, system or report it applies to; include the exact parameter, value or command.

@@ -23,8 +23,11 @@ type RecallOutput struct {
 
 // RecallItem is one recalled memory with its provenance.
 type RecallItem struct {
-	MemoryID       string                `json:"memory_id"`
-	Kind           memory.Kind           `json:"kind"`
+	MemoryID string      `json:"memory_id"`
+	Kind     memory.Kind `json:"kind"`
+	// Scope is whose the memory is: "shared" (team knowledge), "user:ID"
+	// (about the user recall acted for) or "agent:ID".
+	Scope          memory.Scope          `json:"scope"`
 	Content        string                `json:"content"`
 	CounterExample string                `json:"counter_example,omitempty"`
 	Confidence     float64               `json:"confidence"`
@@ -46,7 +49,7 @@ func recallOutput(r recall.Response) RecallOutput {
 	for _, x := range r.Results {
 		m := x.Memory
 		out.Results = append(out.Results, RecallItem{
-			MemoryID: m.ID, Kind: m.Kind, Content: m.Content, CounterExample: m.CounterExample,
+			MemoryID: m.ID, Kind: m.Kind, Scope: m.Scope.Norm(), Content: m.Content, CounterExample: m.CounterExample,
 			Confidence: m.Confidence, Score: x.Score, Breakdown: x.Breakdown, Status: m.Status,
 			SupersededBy: m.SupersededBy, Contradicts: x.Contradicts, Flags: m.Flags,
 			CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, SourceEpisodes: nonNil(m.Sources),
@@ -142,13 +145,17 @@ func endOutput(r service.EndResponse) EndOutput {
 
 // ForgetOutput is memory_forget's receipt: what went, per store.
 type ForgetOutput struct {
-	Memories   []string    `json:"memories"`
-	Rebuilt    []string    `json:"rebuilt"`
-	Sessions   []string    `json:"sessions"`
-	Episodes   []string    `json:"episodes"`
-	Summaries  []string    `json:"summaries"`
-	ClickHouse StoreCounts `json:"clickhouse"`
-	Vectors    VectorCount `json:"vectors"`
+	Memories []string `json:"memories"`
+	// UserMemories are the memories among Memories that were in the
+	// forgotten user's own scope; the others were shared memories learned
+	// only from their sessions.
+	UserMemories []string    `json:"user_memories"`
+	Rebuilt      []string    `json:"rebuilt"`
+	Sessions     []string    `json:"sessions"`
+	Episodes     []string    `json:"episodes"`
+	Summaries    []string    `json:"summaries"`
+	ClickHouse   StoreCounts `json:"clickhouse"`
+	Vectors      VectorCount `json:"vectors"`
 }
 
 // StoreCounts are the rows a forget removed from the episodic store.
@@ -168,7 +175,7 @@ type VectorCount struct {
 
 func forgetOutput(r activities.ForgetReceipt) ForgetOutput {
 	return ForgetOutput{
-		Memories: nonNil(r.Memories), Rebuilt: nonNil(r.Rebuilt), Sessions: nonNil(r.Sessions),
+		Memories: nonNil(r.Memories), UserMemories: nonNil(r.Private), Rebuilt: nonNil(r.Rebuilt), Sessions: nonNil(r.Sessions),
 		Episodes: nonNil(r.Episodes), Summaries: nonNil(r.Summaries),
 		ClickHouse: StoreCounts(r.Store),
 		Vectors:    VectorCount{Memories: r.Vectors, Episodes: r.EpisodeVectors},

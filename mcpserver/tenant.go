@@ -25,21 +25,44 @@ func TenantFrom(ctx context.Context) string {
 	return t
 }
 
-// Tokens maps bearer tokens to tenants.
-type Tokens struct {
-	byHash map[[32]byte]string
+type userKey struct{}
+
+// WithUser returns ctx carrying the user the caller's credentials are
+// bound to: the only user it may act for.
+func WithUser(ctx context.Context, userID string) context.Context {
+	return context.WithValue(ctx, userKey{}, userID)
 }
 
-// LoadTokens reads a token file: one "tenant token" pair per line; blank
-// lines and lines starting with # are ignored. Tokens must be at least 16
-// characters and unique.
+// UserFrom returns the user ctx's credentials are bound to, or "" when
+// they act for the whole tenant.
+func UserFrom(ctx context.Context) string {
+	u, _ := ctx.Value(userKey{}).(string)
+	return u
+}
+
+// Identity is what a token stands for: a tenant, and optionally the one
+// user of it the token may act for.
+type Identity struct {
+	Tenant string
+	UserID string
+}
+
+// Tokens maps bearer tokens to identities.
+type Tokens struct {
+	byHash map[[32]byte]Identity
+}
+
+// LoadTokens reads a token file: one "tenant token [user]" line per token;
+// blank lines and lines starting with # are ignored. A token with a user
+// acts for that user only, whatever the arguments say. Tokens must be at
+// least 16 characters and unique.
 func LoadTokens(path string) (*Tokens, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("token file: %w", err)
 	}
 	defer f.Close()
-	t := &Tokens{byHash: map[[32]byte]string{}}
+	t := &Tokens{byHash: map[[32]byte]Identity{}}
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -47,10 +70,17 @@ func LoadTokens(path string) (*Tokens, error) {
 			continue
 		}
 		fields := strings.Fields(line)
-		if len(fields) != 2 {
-			return nil, fmt.Errorf("token file %s line %d: want \"tenant token\"", path, n)
+		if len(fields) != 2 && len(fields) != 3 {
+			return nil, fmt.Errorf("token file %s line %d: want \"tenant token\" or \"tenant token user\"", path, n)
 		}
 		tenant, token := fields[0], fields[1]
+		user := ""
+		if len(fields) == 3 {
+			user = fields[2]
+			if !memory.UserScope(user).Valid() {
+				return nil, fmt.Errorf("token file %s line %d: user %q is not a valid user ID", path, n, user)
+			}
+		}
 		if err := memory.ValidateTenant("token file", tenant); err != nil {
 			return nil, fmt.Errorf("token file %s line %d: %w", path, n, err)
 		}
@@ -61,7 +91,7 @@ func LoadTokens(path string) (*Tokens, error) {
 		if _, dup := t.byHash[h]; dup {
 			return nil, fmt.Errorf("token file %s line %d: the token is used twice", path, n)
 		}
-		t.byHash[h] = tenant
+		t.byHash[h] = Identity{Tenant: tenant, UserID: user}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("token file %s: %w", path, err)
@@ -75,8 +105,14 @@ func LoadTokens(path string) (*Tokens, error) {
 // Tenant returns the tenant of a bearer token. Tokens are looked up by
 // their SHA-256, so lookup time says nothing about a token's prefix.
 func (t *Tokens) Tenant(token string) (string, bool) {
-	tenant, ok := t.byHash[sha256.Sum256([]byte(token))]
-	return tenant, ok
+	id, ok := t.Identity(token)
+	return id.Tenant, ok
+}
+
+// Identity returns what a bearer token stands for.
+func (t *Tokens) Identity(token string) (Identity, bool) {
+	id, ok := t.byHash[sha256.Sum256([]byte(token))]
+	return id, ok
 }
 
 // Authenticate wraps next so that every request carries a tenant: from
@@ -90,15 +126,20 @@ func Authenticate(next http.Handler, tokens *Tokens, defaultTenant string) http.
 		}
 		auth := r.Header.Get("Authorization")
 		token, ok := strings.CutPrefix(auth, "Bearer ")
-		tenant, found := "", false
+		var id Identity
+		found := false
 		if ok {
-			tenant, found = tokens.Tenant(strings.TrimSpace(token))
+			id, found = tokens.Identity(strings.TrimSpace(token))
 		}
 		if !found {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="hindsight"`)
 			http.Error(w, "unauthorized: send Authorization: Bearer <token> with a token from the server's token file", http.StatusUnauthorized)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithTenant(r.Context(), tenant)))
+		ctx := WithTenant(r.Context(), id.Tenant)
+		if id.UserID != "" {
+			ctx = WithUser(ctx, id.UserID)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,6 +107,8 @@ func (t *tools) definitions() []definition {
 			mcp.WithBoolean("include_superseded", mcp.Description("Also return memories replaced by newer ones (to see what was true before).")),
 			mcp.WithBoolean("with_events", mcp.Description("Also return the IDs of the raw events each memory came from.")),
 			mcp.WithInteger("max_tokens", mcp.Description("Token budget of `context` (default 600): the most relevant memories that fit, counter-examples shortened first; `omitted` says how many were left out."), mcp.Min(50), mcp.Max(20000)),
+			mcp.WithString("user_id", mcp.Description("The end user you are serving: their own memories come back with the team's. Without it, only team knowledge; never another user's memories.")),
+			mcp.WithString("agent_id", mcp.Description("Your agent ID, if memories were stored as yours (scope agent).")),
 			mcp.WithToolAnnotation(ro),
 			mcp.WithOutputSchema[RecallOutput](),
 		), t.recall},
@@ -120,6 +123,9 @@ func (t *tools) definitions() []definition {
 			mcp.WithString("task_type", mcp.Description("The kind of task it applies to, e.g. reporting.")),
 			mcp.WithArray("entities", mcp.Description("Files, tools or systems it is about."), mcp.WithStringItems()),
 			mcp.WithBoolean("pinned", mcp.Description("Never let it decay.")),
+			mcp.WithString("scope", mcp.Description("Whose memory it is: user (about the user in user_id only), agent (yours, with agent_id) or shared (team knowledge). Default: user when it is about the user in user_id, else shared."), mcp.Enum(memory.ScopeUser, memory.ScopeAgent, memory.ScopeShared)),
+			mcp.WithString("user_id", mcp.Description("The end user you are serving.")),
+			mcp.WithString("agent_id", mcp.Description("Your agent ID, for scope agent.")),
 			mcp.WithToolAnnotation(write(true, false)),
 			mcp.WithOutputSchema[DecisionOutput](),
 		), t.store},
@@ -183,7 +189,7 @@ func (t *tools) definitions() []definition {
 			mcp.WithTitleAnnotation("Forget"),
 			mcp.WithString("memory_id", mcp.Description("A memory to delete.")),
 			mcp.WithString("session_id", mcp.Description("A session to delete, with its episode and what was learned only from it.")),
-			mcp.WithString("user_id", mcp.Description("A user whose sessions, and what was learned only from them, to delete.")),
+			mcp.WithString("user_id", mcp.Description("A user whose memories, sessions, and shared memories learned only from them, to delete.")),
 			mcp.WithToolAnnotation(write(true, true)),
 			mcp.WithOutputSchema[ForgetOutput](),
 		), t.forget},
@@ -255,6 +261,12 @@ func (t *tools) recall(ctx context.Context, tenant string, a args) (any, string,
 	if q.MaxTokens, err = a.integer("max_tokens", 0, 50, 20000); err != nil {
 		return nil, "", err
 	}
+	if q.UserID, err = userArg(ctx, a); err != nil {
+		return nil, "", err
+	}
+	if q.AgentID, err = a.str("agent_id", false); err != nil {
+		return nil, "", err
+	}
 	resp, err := t.b.Recall(ctx, q)
 	if err != nil {
 		return nil, "", err
@@ -291,6 +303,18 @@ func (t *tools) store(ctx context.Context, tenant string, a args) (any, string, 
 	if r.Pinned, err = a.boolean("pinned", false); err != nil {
 		return nil, "", err
 	}
+	if r.Scope, err = a.str("scope", false); err != nil {
+		return nil, "", err
+	}
+	if r.UserID, err = userArg(ctx, a); err != nil {
+		return nil, "", err
+	}
+	if r.AgentID, err = a.str("agent_id", false); err != nil {
+		return nil, "", err
+	}
+	if scope := memory.Scope(strings.TrimSpace(r.Scope)); UserFrom(ctx) != "" && scope.Kind() == memory.ScopeUser && scope.Owner() != "" && scope.Owner() != UserFrom(ctx) {
+		return nil, "", badArg("scope %q: this token acts for user %q only", r.Scope, UserFrom(ctx))
+	}
 	d, err := t.b.Store(ctx, tenant, r)
 	if err != nil {
 		return nil, "", err
@@ -325,7 +349,7 @@ func (t *tools) logEvent(ctx context.Context, tenant string, a args) (any, strin
 	if r.Error, err = a.str("error", false); err != nil {
 		return nil, "", err
 	}
-	if r.UserID, err = a.str("user_id", false); err != nil {
+	if r.UserID, err = userArg(ctx, a); err != nil {
 		return nil, "", err
 	}
 	e, err := t.b.Log(ctx, tenant, r)
@@ -366,7 +390,7 @@ func (t *tools) endSession(ctx context.Context, tenant string, a args) (any, str
 		return nil, "", err
 	}
 	r.Outcome = memory.Outcome(strings.ToLower(outcome))
-	if r.UserID, err = a.str("user_id", false); err != nil {
+	if r.UserID, err = userArg(ctx, a); err != nil {
 		return nil, "", err
 	}
 	if r.Agent, err = a.str("agent", false); err != nil {
@@ -427,6 +451,11 @@ func (t *tools) feedback(ctx context.Context, tenant string, a args) (any, strin
 	if err != nil {
 		return nil, "", err
 	}
+	for _, id := range ids {
+		if err := t.visible(ctx, tenant, id); err != nil {
+			return nil, "", err
+		}
+	}
 	ds, err := t.b.Feedback(ctx, tenant, ids, helped)
 	if err != nil {
 		return nil, "", err
@@ -453,6 +482,9 @@ func (t *tools) correct(ctx context.Context, tenant string, a args) (any, string
 	}
 	if strings.TrimSpace(content) == "" && !outdated {
 		return nil, "", badArg("give the corrected content, or outdated=true")
+	}
+	if err := t.visible(ctx, tenant, id); err != nil {
+		return nil, "", err
 	}
 	d, err := t.b.Correct(ctx, tenant, id, content, outdated)
 	if err != nil {
@@ -486,18 +518,34 @@ func (t *tools) forget(ctx context.Context, tenant string, a args) (any, string,
 	if given != 1 {
 		return nil, "", badArg("give exactly one of memory_id, session_id, user_id")
 	}
+	if bound := UserFrom(ctx); bound != "" {
+		// A token bound to a user forgets that user's data only.
+		switch {
+		case in.UserID != "" && in.UserID != bound:
+			return nil, "", badArg("user_id %q: this token acts for user %q only", in.UserID, bound)
+		case len(in.MemoryIDs) > 0:
+			if err := t.own(ctx, tenant, in.MemoryIDs[0], bound); err != nil {
+				return nil, "", err
+			}
+		case len(in.SessionIDs) > 0:
+			return nil, "", badArg("this token acts for user %q: forget by memory_id, or everything of the user with user_id", bound)
+		}
+	}
 	r, err := t.b.Forget(ctx, in)
 	if err != nil {
 		return nil, "", err
 	}
 	out := forgetOutput(r)
-	return out, fmt.Sprintf("forgot %d memories (%d rebuilt), %d sessions, %d episodes; removed %d events, %d memory versions, %d decisions, %d vectors",
-		len(r.Memories), len(r.Rebuilt), len(r.Sessions), len(r.Episodes), r.Store.Events, r.Store.Versions, r.Store.Decisions, r.Vectors+r.EpisodeVectors), nil
+	return out, fmt.Sprintf("forgot %d memories (%d in the user's own scope, %d shared learned only from them; %d shared rebuilt), %d sessions, %d episodes; removed %d events, %d memory versions, %d decisions, %d vectors",
+		len(r.Memories), len(r.Private), len(r.Memories)-len(r.Private), len(r.Rebuilt), len(r.Sessions), len(r.Episodes), r.Store.Events, r.Store.Versions, r.Store.Decisions, r.Vectors+r.EpisodeVectors), nil
 }
 
 func (t *tools) history(ctx context.Context, tenant string, a args) (any, string, error) {
 	id, err := a.str("memory_id", true)
 	if err != nil {
+		return nil, "", err
+	}
+	if err := t.visible(ctx, tenant, id); err != nil {
 		return nil, "", err
 	}
 	h, err := t.b.History(ctx, tenant, id)
@@ -516,6 +564,76 @@ func (t *tools) stats(ctx context.Context, tenant string, a args) (any, string, 
 	if err != nil {
 		return nil, "", err
 	}
+	if bound := UserFrom(ctx); bound != "" {
+		// Counts are the tenant's; no other user's memory text is shown.
+		st.TopRecalled = slices.DeleteFunc(st.TopRecalled, func(r service.RecallCount) bool {
+			return !memory.InScopes(r.Scope, memory.Visible(bound, ""))
+		})
+	}
 	text := fmt.Sprintf("%d memories (%v), %d episodes (+%d archived)", st.Memories, st.ByStatus, st.Episodes, st.ColdEpisodes)
 	return st, text, nil
+}
+
+// userArg is the user_id argument, or the user the caller's token is bound
+// to: such a token acts for that user only, and naming another is an error.
+func userArg(ctx context.Context, a args) (string, error) {
+	v, err := a.str("user_id", false)
+	if err != nil {
+		return "", err
+	}
+	v = strings.TrimSpace(v)
+	bound := UserFrom(ctx)
+	switch {
+	case bound == "":
+		return v, nil
+	case v != "" && v != bound:
+		return "", badArg("user_id %q: this token acts for user %q only; leave user_id out or give %q", v, bound, bound)
+	}
+	return bound, nil
+}
+
+// scopeOf is the scope of a stored memory.
+func (t *tools) scopeOf(ctx context.Context, tenant, id string) (memory.Scope, error) {
+	h, err := t.b.History(ctx, tenant, id)
+	if err != nil {
+		return "", err
+	}
+	if len(h.Versions) == 0 {
+		return "", memory.NotFoundf("memory", "memory %s not found", id)
+	}
+	return h.Versions[len(h.Versions)-1].Scope.Norm(), nil
+}
+
+// visible checks that a caller bound to a user may see memory id: it is
+// shared or theirs. Another user's memory is reported as not found, so a
+// bound token learns nothing of it.
+func (t *tools) visible(ctx context.Context, tenant, id string) error {
+	bound := UserFrom(ctx)
+	if bound == "" {
+		return nil
+	}
+	s, err := t.scopeOf(ctx, tenant, id)
+	if err != nil {
+		return err
+	}
+	if !memory.InScopes(s, memory.Visible(bound, "")) {
+		return memory.NotFoundf("memory", "memory %s not found", id)
+	}
+	return nil
+}
+
+// own checks that a caller bound to a user owns memory id (it is in their
+// scope): shared memories are the team's to forget.
+func (t *tools) own(ctx context.Context, tenant, id, bound string) error {
+	if err := t.visible(ctx, tenant, id); err != nil {
+		return err
+	}
+	s, err := t.scopeOf(ctx, tenant, id)
+	if err != nil {
+		return err
+	}
+	if s != memory.UserScope(bound) {
+		return badArg("memory %s is team knowledge (scope %s); this token may forget only user %q's memories", id, s, bound)
+	}
+	return nil
 }

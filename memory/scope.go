@@ -123,3 +123,16 @@ const (
 	AboutWork About = "work"
 	AboutUser About = "user"
 )
+
+// ScopeFor is where a distilled candidate goes: the scope it names, if
+// any; the session user's own scope when it is about that user; else the
+// shared space. A session without a user writes to the shared space.
+func ScopeFor(c Candidate, userID string) Scope {
+	switch {
+	case c.Scope != "":
+		return c.Scope.Norm()
+	case c.About == AboutUser && userID != "":
+		return UserScope(userID)
+	}
+	return SharedScope
+}

@@ -185,6 +185,11 @@ func planMerge(op string, action memory.DecisionAction, in MergeInput) (memory.D
 		}
 	}
 	if target != nil {
+		// Merging stays within a scope: one user's memory never absorbs,
+		// refines or supersedes another user's, or a shared one.
+		if target.Scope.Norm() != c.Scope.Norm() {
+			return memory.Decision{}, memory.Invalidf(op, "target %s is in scope %s, the candidate in %s: memories merge only within their scope", target.ID, target.Scope.Norm(), c.Scope.Norm())
+		}
 		switch target.Status {
 		case memory.StatusSuperseded, memory.StatusForgotten:
 			return memory.Decision{}, memory.Invalidf(op, "target %s is %s: only live, cold or archived memories can absorb a candidate", target.ID, target.Status)
@@ -252,6 +257,7 @@ func newMemory(in MergeInput, c memory.Candidate, hash string, flags []string, l
 		ID:             memory.MemoryID(in.Tenant, hash, in.DecisionID),
 		Tenant:         in.Tenant,
 		Version:        1,
+		Scope:          c.Scope.Norm(),
 		Kind:           c.Kind,
 		Content:        c.Content,
 		CounterExample: c.CounterExample,

@@ -56,7 +56,7 @@ func TestPlanMergeDistinctInsertsVersionOne(t *testing.T) {
 	}
 	m := d.After[0]
 	want := memory.Memory{
-		ID: memory.MemoryID(tenant, hash, "dec-1"), Tenant: tenant, Version: 1, Kind: memory.KindLesson,
+		ID: memory.MemoryID(tenant, hash, "dec-1"), Tenant: tenant, Version: 1, Scope: memory.SharedScope, Kind: memory.KindLesson,
 		Content: content, CounterExample: "Parsing as utf-8 failed on gbk files.", TaskType: "data-import",
 		Entities: []string{"CSV", "gbk"}, ContentHash: hash, Confidence: 0.5, Sources: []string{"ep_2"},
 		Evidence: []string{"ev_1"}, Status: memory.StatusLive, ValidFrom: in.Now, Decay: 1, DecayAnchor: in.Now,
@@ -344,5 +344,33 @@ func TestPlanMergeCandidateSources(t *testing.T) {
 	}
 	if len(again.After) != 0 {
 		t.Fatalf("a repeated promotion wrote %+v", again.After)
+	}
+}
+
+func TestPlanMergeStaysWithinScope(t *testing.T) {
+	email := stored("m-a", memory.KindPreference, "The user prefers email and never calls.", "ep_a")
+	email.Scope = memory.UserScope("cust-a")
+	c := memory.Candidate{Kind: memory.KindPreference, Content: "The user wants to be reached on WeChat.", Scope: memory.UserScope("cust-b")}
+
+	// A judge that calls another user's preference the same subject is
+	// overruled: nothing is written to either user.
+	if _, err := PlanMerge(mergeInput(c, "ep_b", memory.VerdictConflicts, "m-a", email)); !memory.IsInvalid(err) {
+		t.Fatalf("a conflict across users' scopes planned: %v", err)
+	}
+	exact := c
+	exact.Content = email.Content
+	in := mergeInput(exact, "ep_b", memory.VerdictDistinct, "")
+	in.Exact = &email
+	if _, err := PlanMerge(in); !memory.IsInvalid(err) {
+		t.Fatalf("an exact duplicate across users' scopes planned: %v", err)
+	}
+
+	// Within the user's own scope, the new memory keeps it.
+	d, err := PlanMerge(mergeInput(c, "ep_b", memory.VerdictDistinct, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.After) != 1 || d.After[0].Scope != memory.UserScope("cust-b") {
+		t.Fatalf("inserted %+v, want one memory in user:cust-b", d.After)
 	}
 }

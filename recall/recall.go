@@ -71,7 +71,9 @@ func filterOf(q memory.Query) memory.VectorFilter {
 		statuses = append(statuses, string(memory.StatusSuperseded))
 	}
 	return memory.VectorFilter{
-		Tenant: q.Tenant, Kinds: q.Kinds, TaskType: q.TaskType, Statuses: statuses,
+		// Whom recall acts for sees the shared space and their own; never
+		// another user's memories.
+		Tenant: q.Tenant, Scopes: memory.Visible(q.UserID, q.AgentID), Kinds: q.Kinds, TaskType: q.TaskType, Statuses: statuses,
 		MinConfidence: q.MinConfidence, Entities: normalizeEntities(q.Entities),
 		CreatedAfter: q.Since, CreatedBefore: q.Until,
 	}

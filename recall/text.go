@@ -57,7 +57,7 @@ const shortCounter = 100
 
 // renderText writes the compact block an agent can put in its prompt,
 // within budget tokens (lang.Tokens): a header, then one numbered entry
-// per result, most relevant first, with its kind, confidence, date, ID and
+// per result, most relevant first, with its kind, whose it is, confidence, date, ID and
 // source episodes, its content and counter-example, and flags for
 // superseded, conflicting and instruction-like memories. A result that
 // does not fit is tried with its counter-example shortened, then without
@@ -122,12 +122,24 @@ func renderText(rs []memory.Result, budget int) (string, int) {
 	return b.String(), omitted
 }
 
+// scopeLabel says in the block whose a memory is: what is about the user
+// the agent serves, what the team learned, or the agent's own.
+func scopeLabel(s memory.Scope) string {
+	switch s.Kind() {
+	case memory.ScopeUser:
+		return "about this user"
+	case memory.ScopeAgent:
+		return "this agent's own"
+	}
+	return "team knowledge"
+}
+
 // renderEntry writes one result of the block, its counter-example cut to
 // counter characters (0: left out).
 func renderEntry(n int, r memory.Result, counter int, ref func(string) string) string {
 	var b strings.Builder
 	m := r.Memory
-	fmt.Fprintf(&b, "\n[%d] %s · conf %.2f · %s · %s", n, m.Kind, m.Confidence, dateOf(m), m.ID)
+	fmt.Fprintf(&b, "\n[%d] %s · %s · conf %.2f · %s · %s", n, m.Kind, scopeLabel(m.Scope), m.Confidence, dateOf(m), m.ID)
 	if len(r.Episodes) > 0 {
 		b.WriteString(" · from ")
 		for k, ep := range r.Episodes {

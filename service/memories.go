@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/llm"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/workflows"
 )
@@ -22,12 +23,25 @@ type StoreRequest struct {
 	TaskType       string
 	Entities       []string
 	Pinned         bool
+	// Scope is where the memory goes: "shared", "user" (UserID's), "agent"
+	// (AgentID's) or a full scope such as "user:u-17". Empty follows the
+	// rule distillation follows: about UserID, to their scope; else shared.
+	Scope   string
+	UserID  string
+	AgentID string
 }
 
 // Store merges a directly stated memory like a distilled one: an exact or
 // near duplicate strengthens the existing memory instead of adding one.
 func (s *Service) Store(ctx context.Context, tenant string, r StoreRequest) (memory.Decision, error) {
 	c := memory.Candidate{Kind: r.Kind, Content: r.Content, CounterExample: r.CounterExample, TaskType: r.TaskType, Entities: r.Entities, Pinned: r.Pinned}
+	scope, err := memory.ParseScope(r.Scope, r.UserID, r.AgentID)
+	if err != nil {
+		return memory.Decision{}, err
+	}
+	c.About = llm.About(c.Kind, c.Content)
+	c.Scope = scope
+	c.Scope = memory.ScopeFor(c, r.UserID)
 	if err := activities.ValidateCandidate(c); err != nil {
 		return memory.Decision{}, err
 	}
@@ -138,10 +152,12 @@ func (s *Service) Decision(ctx context.Context, tenant, id string) (memory.Decis
 
 // Stats summarises what a tenant's memory holds.
 type Stats struct {
-	Tenant       string         `json:"tenant"`
-	Memories     int            `json:"memories"`
-	ByStatus     map[string]int `json:"by_status"`
-	LiveByKind   map[string]int `json:"live_by_kind"`
+	Tenant     string         `json:"tenant"`
+	Memories   int            `json:"memories"`
+	ByStatus   map[string]int `json:"by_status"`
+	LiveByKind map[string]int `json:"live_by_kind"`
+	// LiveByScope counts live memories by scope kind: shared, user, agent.
+	LiveByScope  map[string]int `json:"live_by_scope"`
 	Episodes     int            `json:"episodes"`
 	ColdEpisodes int            `json:"cold_episodes"`
 	LastEpisode  time.Time      `json:"last_episode_at,omitzero"`
@@ -151,9 +167,10 @@ type Stats struct {
 
 // RecallCount is a memory and how often it was recalled.
 type RecallCount struct {
-	MemoryID string `json:"memory_id"`
-	Content  string `json:"content"`
-	Count    int    `json:"count"`
+	MemoryID string       `json:"memory_id"`
+	Scope    memory.Scope `json:"scope"`
+	Content  string       `json:"content"`
+	Count    int          `json:"count"`
 }
 
 // Stats returns counts by kind and status, episodes, and the most recalled
@@ -166,7 +183,7 @@ func (s *Service) Stats(ctx context.Context, tenant string) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	st := Stats{Tenant: tenant, ByStatus: map[string]int{}, LiveByKind: map[string]int{}}
+	st := Stats{Tenant: tenant, ByStatus: map[string]int{}, LiveByKind: map[string]int{}, LiveByScope: map[string]int{}}
 	var top []RecallCount
 	for _, m := range ms {
 		if m.Status == memory.StatusForgotten {
@@ -176,12 +193,13 @@ func (s *Service) Stats(ctx context.Context, tenant string) (Stats, error) {
 		st.ByStatus[string(m.Status)]++
 		if m.Status == memory.StatusLive {
 			st.LiveByKind[string(m.Kind)]++
+			st.LiveByScope[m.Scope.Kind()]++
 		}
 		if m.UpdatedAt.After(st.LastUpdate) {
 			st.LastUpdate = m.UpdatedAt
 		}
 		if m.RecallCount > 0 {
-			top = append(top, RecallCount{MemoryID: m.ID, Content: m.Content, Count: m.RecallCount})
+			top = append(top, RecallCount{MemoryID: m.ID, Scope: m.Scope.Norm(), Content: m.Content, Count: m.RecallCount})
 		}
 	}
 	slices.SortFunc(top, func(a, b RecallCount) int {

@@ -73,5 +73,6 @@ func Forget(ctx workflow.Context, in activities.ForgetInput) (activities.ForgetR
 	if receipt.Memories == nil {
 		receipt.Memories = []string{}
 	}
+	receipt.Private = plan.Private
 	return receipt, nil
 }

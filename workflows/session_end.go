@@ -98,6 +98,11 @@ func SessionEnd(ctx workflow.Context, in SessionEndInput) (SessionEndResult, err
 		return res, nil
 	}
 
+	// What is about the session's user goes to that user's scope; what
+	// is about the work, to the tenant's shared space.
+	for i := range x.Candidates {
+		x.Candidates[i].Scope = memory.ScopeFor(x.Candidates[i], meta.UserID)
+	}
 	info2 := workflow.GetInfo(ctx)
 	req := activities.LedgerRequest{
 		// Without the run ID: a rerun of a failed session asks for the same

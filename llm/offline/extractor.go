@@ -165,6 +165,7 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 			Content:        l.content,
 			CounterExample: l.counter,
 			TaskType:       taskType,
+			About:          memory.AboutWork,
 			Evidence:       eventIDs(t, l.evidence),
 		}, []string{l.target, l.program, l.tool}})
 	}
@@ -179,6 +180,7 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 			TaskType: tt,
 			Evidence: eventIDs(t, []int{s.event}),
 			Signal:   s.signal,
+			About:    s.about,
 		}, nil})
 	}
 	nl, ns := keepBudget(t)

@@ -9,6 +9,7 @@ import (
 
 	hlang "github.com/hindsight-memory/hindsight/lang"
 	"github.com/hindsight-memory/hindsight/lang/classify"
+	"github.com/hindsight-memory/hindsight/llm"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -26,6 +27,8 @@ type statement struct {
 	// signal is how the user framed it, read before rewriting drops the
 	// framing ("Change of plan: …", "Again: …").
 	signal memory.Signal
+	// about is whether it is about the user or the work (llm.About).
+	about memory.About
 }
 
 // keepStatement is the probability of "worth keeping" (any label but
@@ -142,7 +145,7 @@ func userStatements(events []memory.Event) []statement {
 			if !substantive(content) {
 				continue
 			}
-			out = append(out, statement{kind: kind, content: content, event: i, p: p, signal: signalOf(text)})
+			out = append(out, statement{kind: kind, content: content, event: i, p: p, signal: signalOf(text), about: llm.About(kind, text)})
 		}
 	}
 	return out
