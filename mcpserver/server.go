@@ -57,7 +57,11 @@ func HTTPHandler(s *server.MCPServer, path string, tokens *Tokens, defaultTenant
 	h := server.NewStreamableHTTPServer(s,
 		server.WithEndpointPath(path),
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-			return WithTenant(ctx, TenantFrom(r.Context()))
+			ctx = WithTenant(ctx, TenantFrom(r.Context()))
+			if u := UserFrom(r.Context()); u != "" {
+				ctx = WithUser(ctx, u)
+			}
+			return ctx
 		}),
 	)
 	return Authenticate(h, tokens, defaultTenant)

@@ -127,7 +127,7 @@ func (s serviceSystem) Memories(ctx context.Context, tenant string) ([]memory.Me
 }
 
 func (s serviceSystem) Recall(ctx context.Context, tenant string, p scenarios.Probe) ([]memory.Memory, error) {
-	resp, err := s.svc.Recall(ctx, memory.Query{Tenant: tenant, Text: p.Query})
+	resp, err := s.svc.Recall(ctx, memory.Query{Tenant: tenant, Text: p.Query, UserID: p.UserID})
 	if err != nil {
 		return nil, err
 	}

@@ -55,7 +55,8 @@ Temporal cluster (the embedded one of hindsight dev by default) for
 		return printJSON(out, r)
 	}
 	fmt.Fprintf(out, "forgot for tenant %s:\n", s.tenant)
-	fmt.Fprintf(out, "  sessions   %d\n  episodes   %d\n  memories   %d deleted, %d rebuilt\n  summaries  %d\n", len(r.Sessions), len(r.Episodes), len(r.Memories), len(r.Rebuilt), len(r.Summaries))
+	fmt.Fprintf(out, "  sessions   %d\n  episodes   %d\n  memories   %d deleted (%d of the user's own, %d shared learned only from them), %d shared rebuilt\n  summaries  %d\n",
+		len(r.Sessions), len(r.Episodes), len(r.Memories), len(r.Private), len(r.Memories)-len(r.Private), len(r.Rebuilt), len(r.Summaries))
 	fmt.Fprintf(out, "  ClickHouse %d events, %d episodes, %d memories (%d versions), %d decisions\n", r.Store.Events, r.Store.Episodes, r.Store.Memories, r.Store.Versions, r.Store.Decisions)
 	fmt.Fprintf(out, "  vectors    %d memories, %d episodes\n", r.Vectors, r.EpisodeVectors)
 	return nil

@@ -1,0 +1,94 @@
+package recall
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// TestRecallNeverCrossesUsers fills one tenant with the private memories
+// of many users, written from the same few templates so that every user's
+// memories match every other user's queries word for word, plus shared
+// ones; then asks 1,000 randomised questions on behalf of random users (and
+// some on behalf of nobody), with random filters, and counts the results
+// that belong to someone else. There must be none, and each user must
+// still find their own memories and the shared ones.
+func TestRecallNeverCrossesUsers(t *testing.T) {
+	const (
+		tenant = "desk"
+		users  = 40
+		probes = 1000
+	)
+	e := newEnv(t, Config{})
+	r := rand.New(rand.NewPCG(20, 26))
+	channels := []string{"email", "phone", "WeChat", "SMS", "letter"}
+	templates := []string{
+		"The user prefers to be contacted by %s, never otherwise.",
+		"Send the user's invoices by %s.",
+		"The user's replacement orders ship by %s.",
+		"用户希望通过%s联系。",
+	}
+	var ms []memory.Memory
+	for u := range users {
+		for k, tpl := range templates {
+			m := mem(tenant, fmt.Sprintf("u%02d-%d", u, k), fmt.Sprintf(tpl, channels[r.IntN(len(channels))]), 0)
+			m.Kind = []memory.Kind{memory.KindPreference, memory.KindFact, memory.KindRule}[k%3]
+			m.Scope = memory.UserScope(fmt.Sprintf("cust-%02d", u))
+			ms = append(ms, m)
+		}
+	}
+	for k, c := range channels {
+		m := mem(tenant, fmt.Sprintf("shared-%d", k), "Contact by "+c+" needs the ticket number in the first line.", 0)
+		m.Kind = memory.KindRule
+		ms = append(ms, m)
+	}
+	e.write(t, ms...)
+
+	queries := []string{
+		"how does the customer want to be contacted?", "send invoices", "replacement orders shipping",
+		"联系方式", "email or phone?", "contact by WeChat", "ticket number",
+	}
+	crossed, own, shared := 0, 0, 0
+	for i := range probes {
+		q := memory.Query{Tenant: tenant, Text: queries[r.IntN(len(queries))], TopK: 1 + r.IntN(20)}
+		user := ""
+		if i%10 != 0 { // one probe in ten acts for nobody
+			user = fmt.Sprintf("cust-%02d", r.IntN(users))
+			q.UserID = user
+		}
+		if r.IntN(3) == 0 {
+			q.IncludeCold, q.IncludeSuperseded = true, true
+		}
+		if r.IntN(4) == 0 {
+			q.Kinds = []memory.Kind{memory.KindPreference, memory.KindRule}
+		}
+		for _, res := range e.recall(t, q).Results {
+			switch s := res.Memory.Scope.Norm(); {
+			case s == memory.SharedScope:
+				shared++
+			case user != "" && s == memory.UserScope(user):
+				own++
+			default:
+				crossed++
+				if crossed <= 5 {
+					t.Errorf("probe %d for %q (%q) returned %s of %s: %s", i, user, q.Text, res.Memory.ID, s, res.Memory.Content)
+				}
+			}
+		}
+	}
+	t.Logf("%d probes: %d results of the asking user, %d shared, %d of another user", probes, own, shared, crossed)
+	if crossed != 0 {
+		t.Fatalf("%d results of %d probes belonged to another user", crossed, probes)
+	}
+	if own == 0 || shared == 0 {
+		t.Fatalf("users found %d of their own memories and %d shared ones; want both", own, shared)
+	}
+	// The context block says whose each memory is.
+	resp := e.recall(t, memory.Query{Tenant: tenant, Text: "contact by email", UserID: "cust-03", TopK: 20})
+	if !strings.Contains(resp.Text, "about this user") || !strings.Contains(resp.Text, "team knowledge") {
+		t.Fatalf("the block does not label scopes:\n%s", resp.Text)
+	}
+}
