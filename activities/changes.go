@@ -195,7 +195,7 @@ func (a *Activities) ForgetMemories(ctx context.Context, r LedgerRequest) (Forge
 // a version after its last, and no text.
 func Tombstone(m memory.Memory, now time.Time) memory.Memory {
 	return memory.Memory{
-		ID: m.ID, Tenant: m.Tenant, Version: m.Version + 1, Kind: m.Kind,
+		ID: m.ID, Tenant: m.Tenant, Version: m.Version + 1, Scope: m.Scope, Kind: m.Kind,
 		Status: memory.StatusForgotten, Reason: "forgotten", ValidTo: now,
 		CreatedAt: m.CreatedAt, UpdatedAt: now,
 	}
