@@ -186,7 +186,7 @@ type ForgetReceipt struct {
 	Rebuilt  []string `json:"rebuilt,omitempty"`
 	// Private are the memories among Memories that were in the forgotten
 	// user's own scope; the others were shared, learned only from them.
-	Private []string `json:"private,omitempty"`
+	Private  []string `json:"private,omitempty"`
 	Sessions []string `json:"sessions,omitempty"`
 	Episodes []string `json:"episodes,omitempty"`
 	// Summaries are typical episodes that stood for forgotten episodes:

@@ -19,7 +19,7 @@ type UserExport struct {
 	Memories []ExportedMemory `json:"memories"`
 	// Episodes are the distilled episodes of the user's sessions, hot and
 	// archived; Events their raw events, by session.
-	Episodes []memory.Episode           `json:"episodes"`
+	Episodes []memory.Episode          `json:"episodes"`
 	Events   map[string][]memory.Event `json:"events"`
 }
 
