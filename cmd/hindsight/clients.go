@@ -139,6 +139,7 @@ get, then the results; --json prints everything.`, clientEnvs...)
 	cold := fs.Bool("include-cold", false, "also return decayed memories")
 	superseded := fs.Bool("include-superseded", false, "also return superseded memories")
 	withEvents := fs.Bool("with-events", false, "also return the raw event IDs behind each memory")
+	user := fs.String("user", "", "recall for this user: their memories with the shared ones (without it, shared only)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -158,6 +159,9 @@ get, then the results; --json prints everything.`, clientEnvs...)
 	if *entities != "" {
 		callArgs["entities"] = *entities
 	}
+	if *user != "" {
+		callArgs["user_id"] = *user
+	}
 	var res mcpserver.RecallOutput
 	if _, err := c.callTool(ctx, mcpserver.ToolRecall, callArgs, &res); err != nil {
 		return err
@@ -171,9 +175,9 @@ get, then the results; --json prints everything.`, clientEnvs...)
 	}
 	fmt.Fprintln(out, res.Context)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nMEMORY\tKIND\tSCORE\tCONF\tEPISODES")
+	fmt.Fprintln(tw, "\nMEMORY\tKIND\tSCOPE\tSCORE\tCONF\tEPISODES")
 	for _, r := range res.Results {
-		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.2f\t%s\n", r.MemoryID, r.Kind, r.Score, r.Confidence, strings.Join(r.SourceEpisodes, ","))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%.2f\t%s\n", r.MemoryID, r.Kind, r.Scope, r.Score, r.Confidence, strings.Join(r.SourceEpisodes, ","))
 	}
 	return tw.Flush()
 }

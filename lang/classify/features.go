@@ -13,7 +13,7 @@ import (
 
 // FeatureVersion names the feature extraction. A model records the
 // version it was trained with and refuses to load under another one.
-const FeatureVersion = "f9"
+const FeatureVersion = "f10"
 
 // Position says where a sentence sits in a session.
 type Position string
@@ -217,7 +217,7 @@ func Features(sentence string, pos Position) []string {
 		add("lead")
 	}
 	for _, c := range cueFeatures {
-		if c.re.MatchString(full) {
+		if c.matches(full) {
 			add("cue:" + c.name)
 			add("cue:" + c.name + "@" + string(pos))
 		}
@@ -236,24 +236,39 @@ func Features(sentence string, pos Position) []string {
 // statement: what makes it standing, binding, a taste, a fact about "us",
 // a change, a one-off, a question or a request. They are features, not
 // rules: the models learn how much each counts, and with what.
-var cueFeatures = []struct {
-	name string
-	re   *regexp.Regexp
-}{
-	{"standing", regexp.MustCompile(`\b(?:from now on|going forward|in (?:the )?future|from here on|always|never|every time|whenever|by default|as a rule|each time|remember|keep in mind|make sure|don't forget)\b|以后|今后|往后|从现在起|从现在开始|一律|统一|每次|始终|总是|永远|默认|记住|记得|别忘了|下次`)},
-	{"binding", regexp.MustCompile(`\b(?:must|mustn't|must not|never|not allowed|forbidden|prohibited|only|has to|have to|needs? to|required|requires|mandatory|no exceptions|under no circumstances)\b|必须|禁止|不许|不准|不能|严禁|务必|只能|只许|一定要|千万别|千万不要|不得`)},
-	{"taste", regexp.MustCompile(`\b(?:prefer|prefers|rather|i like|i love|i hate|hates|can't stand|cannot stand|allergic|i want|i'd like|please use|please keep|i'm (?:a|an|more of)|we're (?:a|an))\b|喜欢|偏好|更喜欢|讨厌|受不了|希望|过敏|吃素|不吃|习惯`)},
-	{"us", regexp.MustCompile(`\b(?:we|our|ours|us|we're|we've|the team|my team|here we)\b|我们|咱们|我司|公司|团队|我们这边|我这边`)},
-	{"i", regexp.MustCompile(`\b(?:i|my|me|i'm|i've|i'd|mine)\b|我(?:[^们]|$)`)},
-	{"you", regexp.MustCompile(`\b(?:you|your|you're|you've)\b|你|您`)},
-	{"change", lang.ChangeCue},
-	{"restate", lang.RestateCue},
-	{"refine", lang.RefineCue},
-	{"oneoff", regexp.MustCompile(`\b(?:this time|just this once|for now|today|tonight|this week|for this (?:one|task|report|file|run|deck|trip)|right now|at the moment|temporarily|until (?:monday|tuesday|wednesday|thursday|friday|tomorrow|next week))\b|这次|这一次|暂时|今天|今晚|本周|这周|这单|先这样|临时|目前`)},
-	{"question", regexp.MustCompile(`[?？]\s*$|^(?:should|shall|can|could|would|will|do|does|did|is|are|was|were|what|why|how|when|where|which|who|any idea)\b|吗[。！!]?$|呢[。]?$|要不要|是否|能不能|可不可以|会不会|是不是|有没有|为什么|怎么`)},
-	{"request", regexp.MustCompile(`^(?:can you|could you|would you|will you|please|pls|i need you to|i'd like you to|go ahead|let's)\b|^(?:请|帮我|帮忙|麻烦|给我)|一下[。！!]?$`)},
-	{"thanks", regexp.MustCompile(`\b(?:thanks|thank you|thx|great|perfect|nice|awesome|cool|lgtm|good job|well done)\b|谢谢|辛苦|不错|很好|完美|好的`)},
+var cueFeatures = []cue{
+	{"standing", regexp.MustCompile(`\b(?:from now on|from today(?: on(?:wards?)?)?|starting (?:today|now)|as of today|effective (?:today|immediately)|going forward|in (?:the )?future|from here on|always|never|every time|whenever|by default|as a rule|each time|remember|keep in mind|make sure|don't forget)\b|以后|今后|往后|从现在起|从现在开始|一律|统一|每次|始终|总是|永远|默认|记住|记得|别忘了|下次|从今天起|从今天开始|即日起`), nil},
+	{"binding", regexp.MustCompile(`\b(?:must|mustn't|must not|never|not allowed|forbidden|prohibited|only|has to|have to|needs? to|required|requires|mandatory|no exceptions|under no circumstances)\b|必须|禁止|不许|不准|不能|严禁|务必|只能|只许|一定要|千万别|千万不要|不得`), nil},
+	{"taste", regexp.MustCompile(`\b(?:prefer|prefers|rather|i like|i love|i hate|hates|can't stand|cannot stand|allergic|i want|i'd like|please use|please keep|i'm (?:a|an|more of)|we're (?:a|an))\b|喜欢|偏好|更喜欢|讨厌|受不了|希望|过敏|吃素|不吃|习惯`), nil},
+	{"us", regexp.MustCompile(`\b(?:we|our|ours|us|we're|we've|the team|my team|here we)\b|我们|咱们|我司|公司|团队|我们这边|我这边`), nil},
+	{"i", regexp.MustCompile(`\b(?:i|my|me|i'm|i've|i'd|mine)\b|我(?:[^们]|$)`), nil},
+	{"you", regexp.MustCompile(`\b(?:you|your|you're|you've)\b|你|您`), nil},
+	{"change", lang.ChangeCue, nil},
+	{"restate", lang.RestateCue, nil},
+	{"refine", lang.RefineCue, nil},
+	{"oneoff", regexp.MustCompile(`\b(?:this time|just this once|for now|today|tonight|this week|for this (?:one|task|report|file|run|deck|trip)|right now|at the moment|temporarily|until (?:monday|tuesday|wednesday|thursday|friday|tomorrow|next week))\b|这次|这一次|暂时|今天|今晚|本周|这周|这单|先这样|临时|目前`), standingFrom},
+	{"question", regexp.MustCompile(`[?？]\s*$|^(?:should|shall|can|could|would|will|do|does|did|is|are|was|were|what|why|how|when|where|which|who|any idea)\b|吗[。！!]?$|呢[。]?$|要不要|是否|能不能|可不可以|会不会|是不是|有没有|为什么|怎么`), nil},
+	{"request", regexp.MustCompile(`^(?:can you|could you|would you|will you|please|pls|i need you to|i'd like you to|go ahead|let's)\b|^(?:请|帮我|帮忙|麻烦|给我)|一下[。！!]?$`), nil},
+	{"thanks", regexp.MustCompile(`\b(?:thanks|thank you|thx|great|perfect|nice|awesome|cool|lgtm|good job|well done)\b|谢谢|辛苦|不错|很好|完美|好的`), nil},
 }
+
+// cue is one cue feature: the sentence matches re, once what unless
+// matches is taken out (so "from today" is not a one-off's "today").
+type cue struct {
+	name   string
+	re     *regexp.Regexp
+	unless *regexp.Regexp
+}
+
+func (c cue) matches(s string) bool {
+	if c.unless != nil {
+		s = c.unless.ReplaceAllString(s, " ")
+	}
+	return c.re.MatchString(s)
+}
+
+// standingFrom is a standing start: "from today", "从今天起".
+var standingFrom = regexp.MustCompile(`(?i)\b(?:from today(?: on(?:wards?)?)?|starting today|as of today|effective today)\b|从今天起|从今天开始`)
 
 func firstHan(toks []token) string {
 	if len(toks) > 0 && toks[0].han {
@@ -295,7 +310,7 @@ func Cues(sentence string) []string {
 	full := Masks(sentence)
 	var out []string
 	for _, c := range cueFeatures {
-		if c.re.MatchString(full) {
+		if c.matches(full) {
 			out = append(out, c.name)
 		}
 	}
