@@ -59,3 +59,35 @@ func TestScenarioCorpus(t *testing.T) {
 		t.Errorf("ran %d scenarios and %d sessions of %d scenarios", r.Overall.Scenarios, r.Sessions, len(corpus.Scenarios))
 	}
 }
+
+// TestMultiUserScenarios runs the repository's multi-user scenarios
+// (testdata/scenarios/multiuser.json: support desks and engineering teams,
+// each session with its user, each probe recalling for one) end to end.
+// No probe may return another user's memory, and the corpus keeps its
+// overall score (0.81, 58 of 72 checks, less 0.05).
+func TestMultiUserScenarios(t *testing.T) {
+	const path = "../../testdata/scenarios/multiuser.json"
+	corpus, err := scenarios.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := startTestDev(t, t.TempDir())
+	defer st.Close()
+	r, err := scenarios.Run(context.Background(), serviceSystem{st.service, st.runtime.Store}, corpus, scenarios.Options{Parallel: 3, Corpus: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + b.String())
+	for _, c := range r.Failures {
+		if c.Type == scenarios.CheckForbid {
+			t.Errorf("%s %s: %s (found %s)", c.Scenario, c.Where, c.Want, c.Found)
+		}
+	}
+	if got := r.Overall.All.Value(); got < 0.76 {
+		t.Errorf("overall score %.3f (%d of %d checks) is below 0.76", got, r.Overall.All.Pass, r.Overall.All.Total)
+	}
+}
