@@ -34,7 +34,11 @@ type StoreRequest struct {
 // Store merges a directly stated memory like a distilled one: an exact or
 // near duplicate strengthens the existing memory instead of adding one.
 func (s *Service) Store(ctx context.Context, tenant string, r StoreRequest) (memory.Decision, error) {
-	c := memory.Candidate{Kind: r.Kind, Content: r.Content, CounterExample: r.CounterExample, TaskType: r.TaskType, Entities: r.Entities, Pinned: r.Pinned}
+	red, err := s.redactor(ctx)
+	if err != nil {
+		return memory.Decision{}, err
+	}
+	c := memory.Candidate{Kind: r.Kind, Content: red.String(r.Content), CounterExample: red.String(r.CounterExample), TaskType: r.TaskType, Entities: redactAll(red, r.Entities), Pinned: r.Pinned}
 	scope, err := memory.ParseScope(r.Scope, r.UserID, r.AgentID)
 	if err != nil {
 		return memory.Decision{}, err
@@ -54,6 +58,11 @@ func (s *Service) Store(ctx context.Context, tenant string, r StoreRequest) (mem
 
 // Correct replaces a memory's text, or marks it outdated.
 func (s *Service) Correct(ctx context.Context, tenant, id, content string, outdated bool) (memory.Decision, error) {
+	red, err := s.redactor(ctx)
+	if err != nil {
+		return memory.Decision{}, err
+	}
+	content = red.String(content)
 	reply, err := s.ledger(ctx, activities.LedgerRequest{Tenant: tenant, Op: activities.OpCorrect, MemoryIDs: []string{id}, Content: content, Outdated: outdated})
 	if err != nil {
 		return memory.Decision{}, err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/recall"
+	"github.com/hindsight-memory/hindsight/redact"
 	"github.com/hindsight-memory/hindsight/workflows"
 )
 
@@ -36,6 +38,13 @@ type Config struct {
 	TaskQueue string
 	// WaitTimeout bounds session_end with wait=true and ledger updates.
 	WaitTimeout time.Duration
+	// Redactor replaces secrets and treats personal data in everything
+	// stored; nil means one keyed with the deployment's key (kept in the
+	// store's settings) and Policy.
+	Redactor *redact.Redactor
+	// Policy is the personal-data policy when Redactor is nil (nil: the
+	// default).
+	Policy redact.Policy
 }
 
 // Service implements the operations. It is safe for concurrent use.
@@ -48,6 +57,9 @@ type Service struct {
 	clock    func() time.Time
 
 	sessions sync.Map // tenant/session → *sync.Mutex, orders memory_log appends
+
+	redactOnce sync.Mutex
+	red        *redact.Redactor
 }
 
 // New returns a Service.
@@ -85,6 +97,11 @@ type LogRequest struct {
 // Log appends an event to a session's log at the next position. Appends to
 // one session are ordered within this process.
 func (s *Service) Log(ctx context.Context, tenant string, r LogRequest) (memory.Event, error) {
+	red, err := s.redactor(ctx)
+	if err != nil {
+		return memory.Event{}, err
+	}
+	r.Content, r.ToolArgs, r.ToolResult, r.Error = red.String(r.Content), red.String(r.ToolArgs), red.String(r.ToolResult), red.String(r.Error)
 	t := memory.Transcript{SessionID: r.SessionID, Tenant: tenant, UserID: r.UserID, Events: []memory.Event{{
 		Role: r.Role, Content: r.Content, TS: r.TS, ToolName: r.ToolName, ToolArgs: r.ToolArgs,
 		ToolResult: r.ToolResult, Error: r.Error,
@@ -149,6 +166,13 @@ type EndResponse struct {
 // joins the running or finished workflow.
 func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (EndResponse, error) {
 	const op = "session_end"
+	red, err := s.redactor(ctx)
+	if err != nil {
+		return EndResponse{}, err
+	}
+	r.Task = red.String(r.Task)
+	r.Events = slices.Clone(r.Events)
+	redactEvents(red, r.Events)
 	t := memory.Transcript{SessionID: r.SessionID, Tenant: tenant, UserID: r.UserID, Agent: r.Agent, Task: r.Task, Outcome: r.Outcome,
 		StartedAt: r.StartedAt, EndedAt: r.EndedAt, Events: r.Events}
 	now := s.clock().UTC()

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hindsight-memory/hindsight/mcpserver"
+	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/store/clickhouse"
+)
+
+// TestSecretsNeverStored ends a session full of credentials (a .env file
+// read by a tool, a password in a connection string that failed and was
+// retried, a bearer token, a private key, keys of every provider, a card
+// number) and stores a memory holding a key, then scans every table of the
+// episodic store and the vector index: none of the secrets is anywhere,
+// and recall shows placeholders where they were.
+func TestSecretsNeverStored(t *testing.T) {
+	st := startTestDev(t, filepath.Join(t.TempDir(), "data"))
+	defer st.Close()
+	session := connect(t, st.mcpURL())
+	ctx := context.Background()
+
+	secrets := map[string]string{
+		"password":       "Tr0ub4dor-x93",
+		"openai":         "sk-proj-Qz8xLm2Np4Rs6Tv8Wb0Yd2Fh4Jk6Lm8Np0R",
+		"anthropic":      "sk-ant-api03-Hq2Wz8Xc4Vb6Nm1Lk3Jh5Gf7Ds9Aa0Pp",
+		"aws-access":     "AKIA4QX7TZ2LMN8PRSTV",
+		"aws-secret":     "wJr7XUtnFEMIK7MDENGbPxRfiCYz9Q3kLm2Np4Rs",
+		"github":         "ghp_Qm4Zx8Lk2Np6Rt0Vw3Yb7Cd1Ef5Gh9Jk2Mn4P",
+		"gitlab":         "glpat-Xy7Zq2Lm9Np4Rs6Tv8Wb",
+		"slack":          "xoxb-2231-99812-Qz8xLm2Np4Rs6Tv",
+		"stripe":         "sk_live_51Hq8Zx2Lm4Np6Rs8Tv0Wb",
+		"google":         "AIzaSyD4Qx8Lm2Np6Rt0Vw3Yb7Cd1Ef5Gh9Jk2M",
+		"jwt":            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhcHAtc3ZjIn0.Tq9Zx2Lm4Np6Rs8Tv0Wb2Yd4Fh6Jk8Lm0Np2R",
+		"private-key":    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW",
+		"card":           "4111 1111 1111 1111",
+		"stored-memory":  "sk-proj-Mm3Nn4Bb5Vv6Cc7Xx8Zz9Aa0Ss1Dd2Ff3G",
+		"conn-in-lesson": "postgres://app:Tr0ub4dor-x93@db",
+	}
+	env := "DB_PASSWORD=" + secrets["password"] + "\nOPENAI_API_KEY=" + secrets["openai"] + "\nANTHROPIC_API_KEY=" + secrets["anthropic"] +
+		"\nAWS_ACCESS_KEY_ID=" + secrets["aws-access"] + "\nAWS_SECRET_ACCESS_KEY=" + secrets["aws-secret"] + "\nGITHUB_TOKEN=" + secrets["github"] +
+		"\nGITLAB_TOKEN=" + secrets["gitlab"] + "\nSLACK_BOT_TOKEN=" + secrets["slack"] + "\nSTRIPE_SECRET_KEY=" + secrets["stripe"] + "\nGOOGLE_MAPS_KEY=" + secrets["google"]
+	ts := func(m string) string { return "2026-06-01T10:" + m + ":00Z" }
+	events := []map[string]any{
+		{"role": "user", "content": "Count yesterday's orders in the prod database; the credentials are in .env.", "ts": ts("00")},
+		{"role": "tool", "tool_name": "bash", "tool_args": `{"cmd":"cat .env"}`, "tool_result": env, "ts": ts("01")},
+		{"role": "tool", "tool_name": "bash", "tool_args": `{"cmd":"psql postgres://app:` + secrets["password"] + `@db:5432/prod -c 'select 1'"}`,
+			"error": `psql: error: connection to server at "db", port 5432 failed: FATAL: no pg_hba.conf entry for host, SSL off`, "ts": ts("02")},
+		{"role": "tool", "tool_name": "bash", "tool_args": `{"cmd":"psql 'postgres://app:` + secrets["password"] + `@db:5432/prod?sslmode=require' -c 'select count(*) from orders'"}`,
+			"tool_result": "count\n-------\n 1423", "ts": ts("03")},
+		{"role": "tool", "tool_name": "http", "tool_args": `{"url":"https://api.internal/orders","headers":{"Authorization":"Bearer ` + secrets["jwt"] + `"}}`,
+			"tool_result": `{"orders":1423}`, "ts": ts("04")},
+		{"role": "tool", "tool_name": "bash", "tool_args": `{"cmd":"cat ~/.ssh/deploy_key"}`,
+			"tool_result": "-----BEGIN OPENSSH PRIVATE KEY-----\n" + secrets["private-key"] + "\n-----END OPENSSH PRIVATE KEY-----", "ts": ts("05")},
+		{"role": "assistant", "content": "Yesterday there were 1423 orders. The database needs sslmode=require.", "ts": ts("06")},
+		{"role": "user", "content": "Thanks. The customer on order 88 paid with card " + secrets["card"] + ", refund them. From now on always connect to prod with sslmode=require.", "ts": ts("07")},
+	}
+	end := call[mcpserver.EndOutput](t, session, mcpserver.ToolEnd, map[string]any{"session_id": "s-secrets", "events": events, "wait": true,
+		"task": "count orders using password " + secrets["password"]})
+	if end.Status != "completed" || len(end.Memories) == 0 {
+		t.Fatalf("session_end = %+v", end)
+	}
+	call[mcpserver.DecisionOutput](t, session, mcpserver.ToolStore, map[string]any{
+		"content": "For the staging OpenAI account use the key " + secrets["stored-memory"] + ".", "kind": "fact"})
+
+	// Every table of the episodic store, every stored vector document.
+	q, ok := st.runtime.Store.(interface {
+		QueryReadOnly(context.Context, string, io.Writer, clickhouse.QueryOptions) error
+	})
+	if !ok {
+		t.Fatalf("the embedded store %T does not run SQL", st.runtime.Store)
+	}
+	var dump bytes.Buffer
+	for _, table := range []string{"events", "episodes", "episodes_archive", "memory_versions", "memories_current", "merge_decisions"} {
+		var b bytes.Buffer
+		if err := q.QueryReadOnly(ctx, "SELECT * FROM "+table, &b, clickhouse.QueryOptions{Format: clickhouse.FormatTSV, MaxRows: 100000}); err != nil {
+			t.Fatalf("scan %s: %v", table, err)
+		}
+		if table == "events" && !strings.Contains(b.String(), "⟨secret:") {
+			t.Fatalf("the events hold no placeholder; is the session stored?\n%s", b.String())
+		}
+		dump.Write(b.Bytes())
+	}
+	for _, c := range []memory.Collection{memory.CollectionMemories, memory.CollectionEpisodes} {
+		docs, err := st.runtime.Index.List(ctx, c, memory.VectorFilter{Tenant: memory.DefaultTenant}, "", 10000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(docs)
+		dump.Write(raw)
+	}
+	rec := call[mcpserver.RecallOutput](t, session, mcpserver.ToolRecall, map[string]any{"query": "how do I connect to the prod database with psql?", "top_k": 10})
+	raw, _ := json.Marshal(rec)
+	dump.Write(raw)
+	for name, s := range secrets {
+		if i := strings.Index(dump.String(), s); i >= 0 {
+			d := dump.String()
+			t.Errorf("the %s secret %q is stored or recalled: …%s…", name, s, d[max(0, i-200):min(len(d), i+100)])
+		}
+	}
+	var placeholders bytes.Buffer
+	for _, m := range end.Memories {
+		placeholders.WriteString(m.Content)
+	}
+	if !strings.Contains(placeholders.String()+rec.Context, "⟨secret:") && !strings.Contains(dump.String(), "postgres://app:⟨secret:password:") {
+		t.Errorf("no placeholder where the secrets were:\n%s", rec.Context)
+	}
+}

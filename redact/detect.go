@@ -1,0 +1,227 @@
+package redact
+
+import (
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// ClassSecret is the class of every secret.
+const ClassSecret = "secret"
+
+// detector finds one kind of secret or personal data: re matches, group
+// is the submatch that holds the value (0: all of it), and valid, when
+// set, rejects look-alikes the expression cannot.
+type detector struct {
+	kind, class string
+	re          *regexp.Regexp
+	group       int
+	valid       func(v string) bool
+}
+
+// secretName is a name that holds a secret: password, token, api key and
+// the like, alone or at the end of a longer name (DB_PASSWORD,
+// stripe_secret_key, X-Api-Key), but not tokenizer or max_tokens.
+const secretName = `(?i:[A-Za-z0-9_.-]*?(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|signing[_-]?key|client[_-]?secret|auth[_-]?key|credentials?))`
+
+var detectors = []detector{
+	// Private keys first: a PEM block holds base64 that would otherwise
+	// look like other things. Written out, or on one line with \n escapes
+	// as JSON tool output has it.
+	{kind: "private-key", class: ClassSecret, re: regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?s:.*?)-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----`)},
+	{kind: "anthropic-key", class: ClassSecret, re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9]+-[A-Za-z0-9_-]{20,}`)},
+	{kind: "openai-key", class: ClassSecret, re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), valid: mixed},
+	{kind: "aws-access-key", class: ClassSecret, re: regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`), valid: notExample},
+	{kind: "github-token", class: ClassSecret, re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})\b`)},
+	{kind: "gitlab-token", class: ClassSecret, re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`)},
+	{kind: "slack-token", class: ClassSecret, re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`)},
+	{kind: "slack-webhook", class: ClassSecret, re: regexp.MustCompile(`https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/([A-Za-z0-9]{16,})`), group: 1},
+	{kind: "stripe-key", class: ClassSecret, re: regexp.MustCompile(`\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}`)},
+	{kind: "google-api-key", class: ClassSecret, re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
+	{kind: "google-oauth-secret", class: ClassSecret, re: regexp.MustCompile(`\bGOCSPX-[A-Za-z0-9_-]{20,}`)},
+	{kind: "jwt", class: ClassSecret, re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
+	// An AWS secret key: 40 characters of base64 after a name that says so.
+	{kind: "aws-secret-key", class: ClassSecret, re: regexp.MustCompile(`(?i:aws_?secret(?:_?access)?_?key|secretaccesskey)["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})\b`), group: 1},
+	// Authorization headers and bearer tokens.
+	{kind: "bearer-token", class: ClassSecret, re: regexp.MustCompile(`(?i:\b(?:bearer|token|basic)\s+)([A-Za-z0-9._~+/-]{16,}=*)`), group: 1, valid: mixed},
+	{kind: "api-key-header", class: ClassSecret, re: regexp.MustCompile(`(?i:\bx-(?:api|auth)-(?:key|token)["']?\s*[:=]\s*["']?)([^\s"',;]{12,})`), group: 1, valid: notPlaceholder},
+	// A password in a URL or connection string: scheme://user:PASSWORD@host.
+	{kind: "password", class: ClassSecret, re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'"]+:([^@\s/'"]+)@`), group: 1, valid: notPlaceholder},
+	// Assignments and flags whose name says secret: password=…, "api_key":
+	// "…", --password …, PGPASSWORD=…, 密码：….
+	{kind: "password", class: ClassSecret, re: regexp.MustCompile(`(?:^|[^A-Za-z0-9_])` + secretName + `["']?\s*(?:=|:|=>)\s*["']?([^\s"',;)}\]]{4,})`), group: 1, valid: notPlaceholder},
+	{kind: "password", class: ClassSecret, re: regexp.MustCompile(`(?:^|\s)--?` + secretName + `(?:=|\s+)["']?([^\s"',;]{4,})`), group: 1, valid: notPlaceholder},
+	{kind: "password", class: ClassSecret, re: regexp.MustCompile(`(?i:\b(?:password|passwd|passphrase|pwd)\s+(?:is\s+|was\s+|of\s+)?)["'“]?([^\s"'”,;]{6,})`), group: 1, valid: func(v string) bool { return mixed(v) && notPlaceholder(v) }},
+	{kind: "password", class: ClassSecret, re: regexp.MustCompile(`(?:密码|口令|密钥|令牌)\s*(?:是|为|[:：=])\s*["'“]?([^\s"'”，。,;；]{4,})`), group: 1, valid: notPlaceholder},
+	// A random-looking value of a name that says key: "key": "8fK2…".
+	{kind: "high-entropy", class: ClassSecret, re: regexp.MustCompile(`(?i:\b(?:key|secret|salt|signature|sig|hmac)["']?\s*[:=]\s*["']?)([A-Za-z0-9+/_=-]{20,})`), group: 1, valid: highEntropy},
+
+	// Personal data.
+	{kind: "card", class: ClassCard, re: regexp.MustCompile(`\b(?:4\d{3}|5[1-5]\d{2}|2[2-7]\d{2}|3[47]\d{2}|6(?:011|5\d{2}|2\d{2}))(?:[ -]?\d){9,15}\b`), valid: luhn},
+	{kind: "national-id", class: ClassNationalID, re: regexp.MustCompile(`\b[1-9]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]\b`), valid: chineseID},
+	{kind: "ssn", class: ClassNationalID, re: regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`), valid: ssn},
+	{kind: "email", class: ClassEmail, re: regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b`)},
+	{kind: "phone", class: ClassPhone, re: regexp.MustCompile(`(?:\+\d{1,3}[ -]?)?(?:\(\d{2,4}\)[ -]?)?\b1[3-9]\d{9}\b|\+\d{1,3}[ -]?\(?\d{1,4}\)?(?:[ -]?\d{2,4}){2,4}\b`)},
+	{kind: "ip", class: ClassIP, re: regexp.MustCompile(`\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)\b`)},
+}
+
+// Find returns the secrets and personal data in text, in order, without
+// overlaps: where two detectors match the same bytes, the earlier in the
+// list (secrets before personal data) wins.
+func Find(text string) []Finding {
+	var out []Finding
+	// Placeholders of an earlier redaction are never found again.
+	var held [][]int
+	if strings.ContainsRune(text, '⟨') {
+		held = placeholderRE.FindAllStringIndex(text, -1)
+	}
+	taken := func(s, e int) bool {
+		return slices.ContainsFunc(out, func(f Finding) bool { return s < f.End && f.Start < e }) ||
+			slices.ContainsFunc(held, func(h []int) bool { return s < h[1] && h[0] < e })
+	}
+	for _, d := range detectors {
+		for _, m := range d.re.FindAllStringSubmatchIndex(text, -1) {
+			s, e := m[2*d.group], m[2*d.group+1]
+			if s < 0 {
+				continue
+			}
+			v := text[s:e]
+			if d.valid != nil && !d.valid(v) || taken(s, e) {
+				continue
+			}
+			out = append(out, Finding{Kind: d.kind, Class: d.class, Start: s, End: e})
+		}
+	}
+	slices.SortFunc(out, func(a, b Finding) int { return a.Start - b.Start })
+	return out
+}
+
+// placeholderRE is a placeholder Redact writes.
+var placeholderRE = regexp.MustCompile(`⟨[^⟨⟩]*⟩`)
+
+// notPlaceholder rejects values that stand for a secret rather than being
+// one: ${VAR}, $VAR, <your-password>, ***, xxxx, %s, and the name of the
+// thing itself.
+func notPlaceholder(v string) bool {
+	v = strings.Trim(v, `"'`)
+	switch {
+	case v == "":
+		return false
+	case strings.HasPrefix(v, "$"), strings.HasPrefix(v, "<"), strings.HasPrefix(v, "%"), strings.HasPrefix(v, "{{"), strings.HasPrefix(v, "⟨"):
+		return false
+	}
+	low := strings.ToLower(v)
+	if strings.Trim(low, "*x.•#-_") == "" {
+		return false
+	}
+	if slices.Contains(placeholders, low) || strings.HasPrefix(low, "your") || strings.HasPrefix(low, "my-") || strings.HasSuffix(low, "()") {
+		return false
+	}
+	return true
+}
+
+// placeholders are words that stand in for a secret, or say something
+// about it, rather than being one.
+var placeholders = []string{"password", "passwd", "secret", "token", "redacted", "changeme", "example", "placeholder",
+	"none", "null", "nil", "true", "false", "required", "missing", "invalid", "expired", "incorrect", "wrong", "reset", "hidden"}
+
+// mixed accepts a token with both letters and digits: real keys have both;
+// "sk-and-more-words-like-this" does not.
+func mixed(v string) bool {
+	var letter, digit bool
+	for _, r := range v {
+		letter = letter || unicode.IsLetter(r)
+		digit = digit || unicode.IsDigit(r)
+	}
+	return letter && digit
+}
+
+// notExample rejects AWS's documented example key.
+func notExample(v string) bool { return !strings.HasSuffix(v, "EXAMPLE") }
+
+// highEntropy accepts a random-looking value: mixed case or digits, not
+// all hex (digests and IDs are), and at least 3.5 bits of entropy per
+// character.
+func highEntropy(v string) bool {
+	if !mixed(v) || isHex(strings.Trim(v, "=")) {
+		return false
+	}
+	var upper, lower bool
+	for _, r := range v {
+		upper = upper || unicode.IsUpper(r)
+		lower = lower || unicode.IsLower(r)
+	}
+	return upper && lower && entropy(v) >= 3.5
+}
+
+func isHex(s string) bool {
+	for _, r := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF-", r) {
+			return false
+		}
+	}
+	return true
+}
+
+func entropy(s string) float64 {
+	counts := map[rune]int{}
+	n := 0
+	for _, r := range s {
+		counts[r]++
+		n++
+	}
+	h := 0.0
+	for _, c := range counts {
+		p := float64(c) / float64(n)
+		h -= p * math.Log2(p)
+	}
+	return h
+}
+
+// luhn checks a card number's check digit.
+func luhn(v string) bool {
+	var digits []int
+	for _, r := range v {
+		if r >= '0' && r <= '9' {
+			digits = append(digits, int(r-'0'))
+		}
+	}
+	if len(digits) < 13 || len(digits) > 19 {
+		return false
+	}
+	sum := 0
+	for i := range digits {
+		d := digits[len(digits)-1-i]
+		if i%2 == 1 {
+			if d *= 2; d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return sum%10 == 0
+}
+
+// chineseID checks a resident identity card number's check character.
+func chineseID(v string) bool {
+	weights := []int{7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2}
+	sum := 0
+	for i, w := range weights {
+		sum += int(v[i]-'0') * w
+	}
+	check := "10X98765432"[sum%11]
+	last := v[17]
+	if last == 'x' {
+		last = 'X'
+	}
+	return last == check
+}
+
+// ssn rejects numbers the SSA never issues (area 000, 666, 9xx; group 00;
+// serial 0000).
+func ssn(v string) bool {
+	area, group, serial := v[:3], v[4:6], v[7:]
+	return area != "000" && area != "666" && area[0] != '9' && group != "00" && serial != "0000"
+}
