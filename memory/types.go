@@ -459,4 +459,7 @@ type EpisodeRef struct {
 	Task      string    `json:"task"`
 	Outcome   Outcome   `json:"outcome"`
 	EndedAt   time.Time `json:"ended_at"`
+	// Expired is set when the episode is no longer stored: its events and
+	// episode passed their retention, and the memory outlived them.
+	Expired bool `json:"expired,omitempty"`
 }

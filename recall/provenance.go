@@ -72,7 +72,7 @@ func (c *episodeCache) refs(ctx context.Context, tenant string, ids []string) (m
 	for _, id := range missing {
 		ref, ok := found[id]
 		if !ok {
-			ref = memory.EpisodeRef{ID: id}
+			ref = memory.EpisodeRef{ID: id, Expired: true}
 		}
 		out[id] = ref
 		c.put(tenant+"\x00"+id, ref, now)

@@ -147,7 +147,9 @@ func renderEntry(n int, r memory.Result, counter int, ref func(string) string) s
 				b.WriteString(", ")
 			}
 			b.WriteString(ep.ID)
-			if ep.Outcome != "" && ep.Outcome != memory.OutcomeUnknown {
+			if ep.Expired {
+				b.WriteString(" (source expired)")
+			} else if ep.Outcome != "" && ep.Outcome != memory.OutcomeUnknown {
 				fmt.Fprintf(&b, " (%s)", ep.Outcome)
 			}
 		}

@@ -44,6 +44,7 @@ func TestTextBlockFlags(t *testing.T) {
 	always := mem("acme", "mem_always", "Always use UTC timestamps in billing reports", time.Hour)
 	always.Sources = []string{"ep_a"}
 	never := mem("acme", "mem_never", "Never use UTC timestamps in billing reports", 2*time.Hour)
+	never.Sources = []string{"ep_gone"} // past its retention: no longer stored
 	newer := mem("acme", "mem_newer", "Billing reports show local time with the zone offset", 3*time.Hour)
 	newer.Supersedes = []string{"mem_old"}
 	old := mem("acme", "mem_old", "Billing reports show timestamps in UTC", 400*time.Hour)
@@ -84,6 +85,7 @@ func TestTextBlockFlags(t *testing.T) {
 		{"mem_old", "superseded by [" + strconv.Itoa(pos["mem_newer"]) + "]"},
 		{"mem_poison", "instruction-like"},
 		{"mem_always", "from ep_a (success)"},
+		{"mem_never", "from ep_gone (source expired)"},
 	} {
 		if !strings.Contains(line(c.id), c.want) {
 			t.Errorf("entry of %s lacks %q:\n%s", c.id, c.want, line(c.id))

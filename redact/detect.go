@@ -225,3 +225,14 @@ func ssn(v string) bool {
 	area, group, serial := v[:3], v[4:6], v[7:]
 	return area != "000" && area != "666" && area[0] != '9' && group != "00" && serial != "0000"
 }
+
+// SecretKinds lists the kinds of secret detected, in detection order.
+func SecretKinds() []string {
+	var out []string
+	for _, d := range detectors {
+		if d.class == ClassSecret && !slices.Contains(out, d.kind) {
+			out = append(out, d.kind)
+		}
+	}
+	return out
+}

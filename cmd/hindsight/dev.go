@@ -150,7 +150,11 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 		log.Info("the embedding model changed: reindexing in the background", "generation", gen)
 	}
 
-	st.service = service.New(service.Config{TaskQueue: o.stack.taskQueue}, st.runtime.Store, st.client, st.runtime.Engine, log)
+	scfg, err := serviceConfig(&o.stack)
+	if err != nil {
+		return nil, err
+	}
+	st.service = service.New(scfg, st.runtime.Store, st.client, st.runtime.Engine, log)
 	mcp := mcpserver.New(st.service, mcpserver.Options{Version: version, Logger: log})
 	ops := opsMux(readiness{temporal: st.client, store: st.runtime.Store}, m)
 	st.http, err = listenHTTP(o.stack.mcpAddr, "the MCP server", "--mcp-addr", mcpMux(mcp, tokens, o.stack.tenant, ops), log)

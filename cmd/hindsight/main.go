@@ -42,6 +42,7 @@ func commands() []command {
 		{"merge", "undo a merge decision (merge undo <decision-id>)", runMerge},
 		{"forget", "forget a memory, session, user or tenant, and everything derived", runForget},
 		{"export", "write everything held about one user as JSON (export --user ID)", runExport},
+		{"policy", "show what happens to secrets and personal data (policy show)", runPolicy},
 		{"schedules", "list, apply or trigger the maintenance schedules", runSchedules},
 		{"reindex", "re-embed everything into the current embedder's index and switch to it", runReindex},
 		{"migrate", "apply the ClickHouse schema migrations", runMigrate},

@@ -148,7 +148,11 @@ dev server's memory.`, append(stackEnvs, "HINDSIGHT_URL", "HINDSIGHT_TOKEN")...)
 	}
 	defer c.Close()
 	tc, rt, m := c.temporal, c.runtime, c.metrics
-	svc := service.New(service.Config{TaskQueue: s.taskQueue}, rt.Store, tc, rt.Engine, log)
+	scfg, err := serviceConfig(&s)
+	if err != nil {
+		return err
+	}
+	svc := service.New(scfg, rt.Store, tc, rt.Engine, log)
 	srv := mcpserver.New(svc, mcpserver.Options{Version: version, Logger: log})
 	if *transport == "stdio" {
 		return mcpserver.ServeStdio(ctx, srv, s.tenant, os.Stdin, os.Stdout)

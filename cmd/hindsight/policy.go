@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/hindsight-memory/hindsight/redact"
+	"github.com/hindsight-memory/hindsight/service"
+)
+
+// serviceConfig is the service's configuration from the stack flags and
+// the environment: the personal-data policy (HINDSIGHT_PII_POLICY) and the
+// redaction key (HINDSIGHT_REDACTION_KEY; unset, the deployment's key kept
+// in the store's settings).
+func serviceConfig(s *stackFlags) (service.Config, error) {
+	cfg := service.Config{TaskQueue: s.taskQueue}
+	p, err := redact.ParsePolicy(os.Getenv("HINDSIGHT_PII_POLICY"))
+	if err != nil {
+		return cfg, fmt.Errorf("HINDSIGHT_PII_POLICY: %w", err)
+	}
+	cfg.Policy = p
+	if key := os.Getenv("HINDSIGHT_REDACTION_KEY"); key != "" {
+		if len(key) < 16 {
+			return cfg, fmt.Errorf("HINDSIGHT_REDACTION_KEY is %d characters; use at least 16 random ones", len(key))
+		}
+		cfg.Redactor = redact.New([]byte(key), p)
+	}
+	return cfg, nil
+}
+
+func runPolicy(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("policy", "show", `
+Show what Hindsight does with secrets and personal data before it stores
+anything: the secrets it detects (always replaced by a typed placeholder
+with a keyed hash), and the personal-data policy (HINDSIGHT_PII_POLICY:
+keep, mask or drop per class).`, "HINDSIGHT_PII_POLICY", "HINDSIGHT_REDACTION_KEY")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 || fs.Arg(0) != "show" {
+		fs.Usage()
+		return errUsage
+	}
+	var s stackFlags
+	cfg, err := serviceConfig(&s)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "secrets (always replaced, in events, episodes, memories, decisions and LLM prompts):")
+	fmt.Fprintf(out, "  %s\n", strings.Join(redact.SecretKinds(), ", "))
+	if cfg.Redactor != nil {
+		fmt.Fprintln(out, "  placeholder hash keyed with HINDSIGHT_REDACTION_KEY")
+	} else {
+		fmt.Fprintln(out, "  placeholder hash keyed with the deployment's key (made on first start, kept in the store's settings); set HINDSIGHT_REDACTION_KEY to choose it")
+	}
+	fmt.Fprintln(out, "personal data (HINDSIGHT_PII_POLICY):")
+	for _, c := range redact.Classes {
+		fmt.Fprintf(out, "  %-12s %s\n", c, cfg.Policy[c])
+	}
+	return nil
+}
