@@ -118,7 +118,11 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 	}
 	st.closers = append(st.closers, st.temporal.Stop)
 
-	st.client, err = client.Dial(client.Options{HostPort: st.temporal.FrontendAddr(), Logger: temporalLogger(log)})
+	copts, err := withPayloadCodec(client.Options{HostPort: st.temporal.FrontendAddr(), Logger: temporalLogger(log)})
+	if err != nil {
+		return nil, err
+	}
+	st.client, err = client.Dial(copts)
 	if err != nil {
 		return nil, fmt.Errorf("connect to the embedded Temporal server: %w", err)
 	}

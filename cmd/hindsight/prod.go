@@ -32,7 +32,11 @@ func (t *temporalFlags) dial(stack *stackFlags) (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.Dial(client.Options{HostPort: t.addr, Namespace: t.namespace, Logger: temporalLogger(log)})
+	opts, err := withPayloadCodec(client.Options{HostPort: t.addr, Namespace: t.namespace, Logger: temporalLogger(log)})
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.Dial(opts)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w (set TEMPORAL_ADDR)", t.addr, t.namespace, err)
 	}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/hindsight-memory/hindsight/payloadcodec"
+)
+
+// withPayloadCodec returns o with payloads and failures encrypted when
+// HINDSIGHT_PAYLOAD_KEY is set, so that Temporal's histories hold no
+// memory text in plaintext.
+func withPayloadCodec(o client.Options) (client.Options, error) {
+	key := os.Getenv("HINDSIGHT_PAYLOAD_KEY")
+	if key == "" {
+		return o, nil
+	}
+	c, err := payloadcodec.New(key)
+	if err != nil {
+		return o, fmt.Errorf("HINDSIGHT_PAYLOAD_KEY: %w", err)
+	}
+	o.DataConverter, o.FailureConverter = c.DataConverter(), c.FailureConverter()
+	return o, nil
+}
+
+func runCodecServer(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("codec-server", "[--addr 127.0.0.1:8081] [--origin URL]", `
+Serve Temporal's remote codec protocol (POST /encode, /decode) with the
+HINDSIGHT_PAYLOAD_KEY codec, so that the Temporal UI ("Codec Server"
+setting, or the UI's codec endpoint) and the temporal CLI
+(--codec-endpoint) can show encrypted workflow histories in clear to an
+operator who holds the key. Bind it to loopback or put it behind your
+access control: whoever reaches it can decrypt.`, "HINDSIGHT_PAYLOAD_KEY")
+	addr := fs.String("addr", "127.0.0.1:8081", "listen address")
+	origin := fs.String("origin", "http://127.0.0.1:8233", "the Temporal UI's origin, allowed by CORS")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	key := os.Getenv("HINDSIGHT_PAYLOAD_KEY")
+	if key == "" {
+		return errors.New("codec-server: set HINDSIGHT_PAYLOAD_KEY to the key the workers use")
+	}
+	c, err := payloadcodec.New(key)
+	if err != nil {
+		return err
+	}
+	codec := converter.NewPayloadCodecHTTPHandler(c)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", *origin)
+		w.Header().Set("Access-Control-Allow-Credentials", "true")
+		w.Header().Set("Access-Control-Allow-Headers", "X-Namespace,Content-Type,Authorization")
+		if r.Method == http.MethodOptions {
+			return
+		}
+		codec.ServeHTTP(w, r)
+	})
+	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	fmt.Fprintf(out, "codec server on http://%s (POST /encode, /decode)\n", *addr)
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
