@@ -14,35 +14,40 @@ import (
 // (CLICKHOUSE_ADRR) fails here instead of being silently ignored in
 // production. GOMEMLIMIT is read by the Go runtime.
 var knownEnv = map[string]bool{
-	"TEMPORAL_ADDR":         true,
-	"TEMPORAL_NAMESPACE":    true,
-	"HINDSIGHT_TASK_QUEUE":  true,
-	"CLICKHOUSE_ADDR":       true,
-	"CLICKHOUSE_DATABASE":   true,
-	"CLICKHOUSE_USER":       true,
-	"CLICKHOUSE_PASSWORD":   true,
-	"MILVUS_ADDR":           true,
-	"MILVUS_TOKEN":          true,
-	"OPENAI_BASE_URL":       true,
-	"OPENAI_API_KEY":        true,
-	"HINDSIGHT_LLM_MODEL":   true,
-	"HINDSIGHT_EMBED_MODEL": true,
-	"HINDSIGHT_EMBED_DIM":   true,
-	"HINDSIGHT_TENANT":      true,
-	"HINDSIGHT_TOKENS_FILE": true,
-	"HINDSIGHT_LOG_LEVEL":   true,
-	"HINDSIGHT_HEALTH_ADDR": true,
-	"HINDSIGHT_MCP_ADDR":    true,
-	"GOMEMLIMIT":            true,
+	"TEMPORAL_ADDR":           true,
+	"TEMPORAL_NAMESPACE":      true,
+	"HINDSIGHT_TASK_QUEUE":    true,
+	"CLICKHOUSE_ADDR":         true,
+	"CLICKHOUSE_DATABASE":     true,
+	"CLICKHOUSE_USER":         true,
+	"CLICKHOUSE_PASSWORD":     true,
+	"MILVUS_ADDR":             true,
+	"MILVUS_TOKEN":            true,
+	"OPENAI_BASE_URL":         true,
+	"OPENAI_API_KEY":          true,
+	"HINDSIGHT_LLM_MODEL":     true,
+	"HINDSIGHT_EMBED_MODEL":   true,
+	"HINDSIGHT_EMBED_DIM":     true,
+	"HINDSIGHT_TENANT":        true,
+	"HINDSIGHT_TOKENS_FILE":   true,
+	"HINDSIGHT_LOG_LEVEL":     true,
+	"HINDSIGHT_HEALTH_ADDR":   true,
+	"HINDSIGHT_MCP_ADDR":      true,
+	"HINDSIGHT_PAYLOAD_KEY":   true,
+	"HINDSIGHT_REDACTION_KEY": true,
+	"HINDSIGHT_PII_POLICY":    true,
+	"GOMEMLIMIT":              true,
 }
 
 // secretEnv are the variables that carry credentials: they may only come
 // from a Secret (Kubernetes) or from .env (compose), never be written into
 // a manifest.
 var secretEnv = map[string]bool{
-	"CLICKHOUSE_PASSWORD": true,
-	"MILVUS_TOKEN":        true,
-	"OPENAI_API_KEY":      true,
+	"CLICKHOUSE_PASSWORD":     true,
+	"MILVUS_TOKEN":            true,
+	"OPENAI_API_KEY":          true,
+	"HINDSIGHT_PAYLOAD_KEY":   true,
+	"HINDSIGHT_REDACTION_KEY": true,
 }
 
 // subcommands are the production commands of the hindsight binary.
