@@ -1,11 +1,13 @@
 package redact
 
 import (
+	"encoding/base64"
 	"math"
 	"regexp"
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // ClassSecret is the class of every secret.
@@ -17,20 +19,19 @@ const ClassSecret = "secret"
 type detector struct {
 	kind, class string
 	re          *regexp.Regexp
-	group       int
+	group       int // -1: the first submatch that matched
 	valid       func(v string) bool
+	// nameGroup, when set, is the submatch of the name a value is assigned
+	// to, and secretValue decides from both (secretNamed).
+	nameGroup   int
+	secretValue func(name, v string) bool
 }
-
-// secretName is a name that holds a secret: password, token, api key and
-// the like, alone or at the end of a longer name (DB_PASSWORD,
-// stripe_secret_key, X-Api-Key), but not tokenizer or max_tokens.
-const secretName = `(?i:[A-Za-z0-9_.-]*?(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|signing[_-]?key|client[_-]?secret|auth[_-]?key|credentials?))`
 
 var detectors = []detector{
 	// Private keys first: a PEM block holds base64 that would otherwise
 	// look like other things. Written out, or on one line with \n escapes
 	// as JSON tool output has it.
-	{kind: "private-key", class: ClassSecret, re: regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?s:.*?)-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----`)},
+	{kind: "private-key", class: ClassSecret, re: regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`), valid: notTemplateKey},
 	{kind: "anthropic-key", class: ClassSecret, re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9]+-[A-Za-z0-9_-]{20,}`)},
 	{kind: "openai-key", class: ClassSecret, re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), valid: mixed},
 	{kind: "aws-access-key", class: ClassSecret, re: regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`), valid: notExample},
@@ -43,20 +44,23 @@ var detectors = []detector{
 	{kind: "google-oauth-secret", class: ClassSecret, re: regexp.MustCompile(`\bGOCSPX-[A-Za-z0-9_-]{20,}`)},
 	{kind: "jwt", class: ClassSecret, re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
 	// An AWS secret key: 40 characters of base64 after a name that says so.
-	{kind: "aws-secret-key", class: ClassSecret, re: regexp.MustCompile(`(?i:aws_?secret(?:_?access)?_?key|secretaccesskey)["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})\b`), group: 1},
+	{kind: "aws-secret-key", class: ClassSecret, re: regexp.MustCompile(`(?i:(?:aws[ _]?)?secret(?:[ _]?access)?[ _]?key|secretaccesskey)(?:\s*\[[^\]]*\])?["']?\s*[:=：]\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`), group: 1, valid: notPlaceholder},
 	// Authorization headers and bearer tokens.
-	{kind: "bearer-token", class: ClassSecret, re: regexp.MustCompile(`(?i:\b(?:bearer|token|basic)\s+)([A-Za-z0-9._~+/-]{16,}=*)`), group: 1, valid: mixed},
+	{kind: "bearer-token", class: ClassSecret, re: regexp.MustCompile(`(?i:\b(?:bearer|token|basic)\s+)([A-Za-z0-9._~+/-]{16,}=*)`), group: 1, valid: bearerValid},
 	{kind: "api-key-header", class: ClassSecret, re: regexp.MustCompile(`(?i:\bx-(?:api|auth)-(?:key|token)["']?\s*[:=]\s*["']?)([^\s"',;]{12,})`), group: 1, valid: notPlaceholder},
 	// A password in a URL or connection string: scheme://user:PASSWORD@host.
-	{kind: "password", class: ClassSecret, re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'"]+:([^@\s/'"]+)@`), group: 1, valid: notPlaceholder},
+	{kind: "password", class: ClassSecret, re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'"]*:([^@\s/'"]+)@`), group: 1, valid: notPlaceholder},
+	// Password flags of the tools that take one: mysql -pSECRET, redis-cli
+	// -a SECRET, sshpass -p SECRET.
+	{kind: "password", class: ClassSecret, re: regexp.MustCompile(`\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^|;&\n]*?\s-p([^\s'"]{4,})|\bredis-cli\b[^|;&\n]*?\s-a\s+['"]?([^\s'"]{4,})|\bsshpass\s+-p\s*['"]?([^\s'"]{4,})`), group: -1, valid: notPlaceholder},
 	// Assignments and flags whose name says secret: password=…, "api_key":
 	// "…", --password …, PGPASSWORD=…, 密码：….
-	{kind: "password", class: ClassSecret, re: regexp.MustCompile(`(?:^|[^A-Za-z0-9_])` + secretName + `["']?\s*(?:=|:|=>)\s*["']?([^\s"',;)}\]]{4,})`), group: 1, valid: notPlaceholder},
-	{kind: "password", class: ClassSecret, re: regexp.MustCompile(`(?:^|\s)--?` + secretName + `(?:=|\s+)["']?([^\s"',;]{4,})`), group: 1, valid: notPlaceholder},
+	// A value assigned to a name that says secret: password=…, "api_key":
+	// "…", DB_PASSWORD=…, --password …, hmac_key = "…", appSecret 是 ….
+	{kind: "password", class: ClassSecret, re: regexp.MustCompile(`(?:^|[^A-Za-z0-9_])([A-Za-z][A-Za-z0-9_.-]*)["']?\s*(?:=|:|=>|：|\s是|\s为)\s*["'“]?([^\s"'”,;)}\]，。；]{4,})`), group: 2, nameGroup: 1, secretValue: secretNamed},
+	{kind: "password", class: ClassSecret, re: regexp.MustCompile(`(?:^|\s)--?([A-Za-z][A-Za-z0-9_-]*)(?:=|\s+)["']?([^\s"',;]{4,})`), group: 2, nameGroup: 1, secretValue: secretNamed},
 	{kind: "password", class: ClassSecret, re: regexp.MustCompile(`(?i:\b(?:password|passwd|passphrase|pwd)\s+(?:is\s+|was\s+|of\s+)?)["'“]?([^\s"'”,;]{6,})`), group: 1, valid: func(v string) bool { return mixed(v) && notPlaceholder(v) }},
-	{kind: "password", class: ClassSecret, re: regexp.MustCompile(`(?:密码|口令|密钥|令牌)\s*(?:是|为|[:：=])\s*["'“]?([^\s"'”，。,;；]{4,})`), group: 1, valid: notPlaceholder},
-	// A random-looking value of a name that says key: "key": "8fK2…".
-	{kind: "high-entropy", class: ClassSecret, re: regexp.MustCompile(`(?i:\b(?:key|secret|salt|signature|sig|hmac)["']?\s*[:=]\s*["']?)([A-Za-z0-9+/_=-]{20,})`), group: 1, valid: highEntropy},
+	{kind: "password", class: ClassSecret, re: regexp.MustCompile(`(?:密码|口令|密钥|令牌|秘钥)["'”]?\s*(?:是|为|[:：=])\s*["'“]?([^\s"'”，。,;；]{4,})`), group: 1, valid: notPlaceholder},
 
 	// Personal data.
 	{kind: "card", class: ClassCard, re: regexp.MustCompile(`\b(?:4\d{3}|5[1-5]\d{2}|2[2-7]\d{2}|3[47]\d{2}|6(?:011|5\d{2}|2\d{2}))(?:[ -]?\d){9,15}\b`), valid: luhn},
@@ -83,12 +87,20 @@ func Find(text string) []Finding {
 	}
 	for _, d := range detectors {
 		for _, m := range d.re.FindAllStringSubmatchIndex(text, -1) {
-			s, e := m[2*d.group], m[2*d.group+1]
+			g := d.group
+			if g < 0 {
+				for g = 1; g < len(m)/2-1 && m[2*g] < 0; g++ {
+				}
+			}
+			s, e := m[2*g], m[2*g+1]
 			if s < 0 {
 				continue
 			}
 			v := text[s:e]
-			if d.valid != nil && !d.valid(v) || taken(s, e) {
+			if d.valid != nil && !d.valid(v) || taken(s, e) || d.class == ClassSecret && (documented(v) || maskRunRE.MatchString(v)) {
+				continue
+			}
+			if d.secretValue != nil && !d.secretValue(text[m[2*d.nameGroup]:m[2*d.nameGroup+1]], v) {
 				continue
 			}
 			out = append(out, Finding{Kind: d.kind, Class: d.class, Start: s, End: e})
@@ -97,6 +109,9 @@ func Find(text string) []Finding {
 	slices.SortFunc(out, func(a, b Finding) int { return a.Start - b.Start })
 	return out
 }
+
+// maskRunRE is a run of mask characters: a value shown masked.
+var maskRunRE = regexp.MustCompile(`[xX*•#]{6,}`)
 
 // placeholderRE is a placeholder Redact writes.
 var placeholderRE = regexp.MustCompile(`⟨[^⟨⟩]*⟩`)
@@ -109,11 +124,19 @@ func notPlaceholder(v string) bool {
 	switch {
 	case v == "":
 		return false
-	case strings.HasPrefix(v, "$"), strings.HasPrefix(v, "<"), strings.HasPrefix(v, "%"), strings.HasPrefix(v, "{{"), strings.HasPrefix(v, "⟨"):
+	case strings.HasPrefix(v, "$"), strings.HasPrefix(v, "<"), strings.HasPrefix(v, "%"), strings.HasPrefix(v, "{"), strings.HasPrefix(v, "⟨"), strings.HasPrefix(v, "-----"):
 		return false
 	}
 	low := strings.ToLower(v)
-	if strings.Trim(low, "*x.•#-_") == "" {
+	if strings.Trim(low, "*x.•#-_") == "" || strings.HasPrefix(v, "[") || strings.Contains(v, "...") || strings.Contains(v, "…") {
+		return false
+	}
+	for _, w := range []string{"your", "replace", "example", "placeholder", "dummy", "redacted", "changeme", "here"} {
+		if strings.Contains(low, w) {
+			return false
+		}
+	}
+	if maskRunRE.MatchString(v) {
 		return false
 	}
 	if slices.Contains(placeholders, low) || strings.HasPrefix(low, "your") || strings.HasPrefix(low, "my-") || strings.HasSuffix(low, "()") {
@@ -235,4 +258,117 @@ func SecretKinds() []string {
 		}
 	}
 	return out
+}
+
+// secretNamed decides whether v, assigned to name, is a secret: the name's
+// parts (split at _ . - and camelCase) hold a word that says secret
+// (password, token, secret, api key, credentials: any real-looking value
+// is one) or a weaker one (key, auth, salt, signature, hmac: only a
+// random-looking value is), and none that says the value is about the
+// secret rather than the secret (password_min_length, secret_key_path,
+// nextPageToken, max_tokens).
+func secretNamed(name, v string) bool {
+	parts := nameParts(name)
+	strong, weak := false, false
+	for i, p := range parts {
+		switch p {
+		case "password", "passwd", "pwd", "pass", "passphrase", "secret", "token", "credential", "credentials", "apikey", "privatekey", "secretkey", "accesskey":
+			strong = true
+		case "key", "auth", "salt", "signature", "sig", "hmac":
+			weak = true
+		default:
+			// Run together: PGPASSWORD, appsecret, authtoken.
+			for _, w := range []string{"password", "passwd", "secret", "token", "apikey"} {
+				strong = strong || strings.HasSuffix(p, w)
+			}
+		}
+		if i+1 < len(parts) && parts[i+1] == "key" && (p == "api" || p == "access" || p == "private" || p == "signing" || p == "encryption" || p == "master") {
+			strong = true
+		}
+		if aboutTheSecret[p] {
+			return false
+		}
+	}
+	if !strong && !weak || !notPlaceholder(v) || looksLikeCode(v) || documented(v) {
+		return false
+	}
+	return strong || highEntropy(v)
+}
+
+// aboutTheSecret are name parts that say a value is about a secret, not
+// the secret itself.
+var aboutTheSecret = map[string]bool{
+	"length": true, "len": true, "min": true, "max": true, "count": true, "limit": true, "file": true, "path": true,
+	"url": true, "uri": true, "name": true, "type": true, "id": true, "ttl": true, "expiry": true, "expires": true,
+	"expiration": true, "size": true, "format": true, "version": true, "prefix": true, "header": true, "env": true,
+	"dir": true, "page": true, "next": true, "continuation": true, "cursor": true, "hint": true, "policy": true,
+	"rotation": true, "field": true, "kind": true, "mode": true, "algorithm": true, "alg": true, "endpoint": true,
+	"ref": true, "manager": true, "provider": true, "enabled": true, "required": true, "timeout": true, "usage": true,
+	"sort": true, "partition": true, "primary": true, "foreign": true, "public": true, "pub": true, "fingerprint": true,
+	"hash": true, "strength": true, "reset": true, "label": true, "template": true,
+}
+
+// nameParts splits an identifier into lower-case words.
+func nameParts(name string) []string {
+	var parts []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			parts = append(parts, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	rs := []rune(name)
+	for i, r := range rs {
+		switch {
+		case r == '_' || r == '-' || r == '.':
+			flush()
+		case unicode.IsUpper(r) && i > 0 && unicode.IsLower(rs[i-1]):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+	}
+	flush()
+	return parts
+}
+
+var (
+	// codeRE is a value that is code naming where a secret comes from:
+	// os.environ["X"], getApiKey(), settings.SECRET_KEY, process.env.X.
+	codeRE = regexp.MustCompile(`[(\[]|^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$`)
+	// typeNames are values that are a type annotation (password: string).
+	typeNames = map[string]bool{"string": true, "str": true, "int": true, "bool": true, "boolean": true, "number": true, "bytes": true, "any": true, "object": true, "secretstr": true}
+)
+
+func looksLikeCode(v string) bool { return codeRE.MatchString(v) || typeNames[strings.ToLower(v)] }
+
+// documentedExamples are credentials published in documentation, which
+// scanners allow: AWS's example keys, jwt.io's sample token, Stripe's docs
+// key. Any value with AWS's EXAMPLE marker counts too.
+var documentedExamples = []string{"SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c", "sk_test_4eC39HqLyjWDarjtT1zdp7dc"}
+
+func documented(v string) bool {
+	return strings.Contains(v, "EXAMPLE") || slices.ContainsFunc(documentedExamples, func(e string) bool { return strings.Contains(v, e) })
+}
+
+// notTemplateKey rejects a PEM block whose body holds no key material
+// ("<your key here>").
+func notTemplateKey(v string) bool { return keyBodyRE.MatchString(v) }
+
+var keyBodyRE = regexp.MustCompile(`-----(?:\\n|\s)+[A-Za-z0-9+/=]{16,}`)
+
+// bearerValid accepts a token with letters and digits, unless it is Basic
+// credentials that decode to a placeholder pair (user:password).
+func bearerValid(v string) bool {
+	if !mixed(v) {
+		return false
+	}
+	if b, err := base64.StdEncoding.DecodeString(v); err == nil {
+		if user, pass, ok := strings.Cut(string(b), ":"); ok && utf8.ValidString(user) {
+			return notPlaceholder(pass) && !slices.Contains([]string{"pass", "admin", "1234", "secret"}, strings.ToLower(pass))
+		}
+	}
+	return true
 }
