@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/consolidate"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/redact"
 )
 
 // Indexer writes memory versions everywhere they live: the system of
@@ -52,6 +54,16 @@ type Activities struct {
 	Merge     MergeConfig
 	Clock     func() time.Time
 	Logger    *slog.Logger
+	// Redactor is what extraction reads through: secrets are always
+	// replaced, so no episode, memory or LLM prompt holds one, even for a
+	// tenant that keeps its raw events unredacted. Nil means one keyed with
+	// the deployment's key (as the service's) and the default policy.
+	Redactor *redact.Redactor
+	// RedactionPolicy is the personal-data policy when Redactor is nil.
+	RedactionPolicy redact.Policy
+
+	redMu sync.Mutex
+	red   *redact.Redactor
 }
 
 // KeywordSearcher finds current memories sharing words with a text
@@ -137,7 +149,32 @@ func (a *Activities) transcript(ctx context.Context, in ExtractInput) (memory.Tr
 	if t.UserID == "" {
 		t.UserID = events[0].UserID
 	}
+	// Events stored raw (a tenant that keeps them for audit, or stored
+	// before redaction existed) are redacted before anything reads them.
+	red, err := a.redactor(ctx)
+	if err != nil {
+		return memory.Transcript{}, err
+	}
+	red.Events(t.Events)
+	t.Task = red.String(t.Task)
 	return t, nil
+}
+
+// redactor is the deployment's redactor (keyed as the service's is).
+func (a *Activities) redactor(ctx context.Context) (*redact.Redactor, error) {
+	a.redMu.Lock()
+	defer a.redMu.Unlock()
+	if a.red == nil && a.Redactor != nil {
+		a.red = a.Redactor
+	}
+	if a.red == nil {
+		r, err := redact.FromSettings(ctx, a.Store, a.RedactionPolicy)
+		if err != nil {
+			return nil, err
+		}
+		a.red = r
+	}
+	return a.red, nil
 }
 
 // ExtractEpisode distils a stored session into an episode and candidate

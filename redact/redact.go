@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/hindsight-memory/hindsight/memory"
 )
 
 // Action is what a policy does with a class of personal data.
@@ -190,4 +192,12 @@ func mask(f Finding, v, hash string) string {
 		}
 	}
 	return "⟨" + f.Kind + ":" + hash + "⟩"
+}
+
+// Events redacts every text field of events in place.
+func (r *Redactor) Events(es []memory.Event) {
+	for i := range es {
+		e := &es[i]
+		e.Content, e.ToolArgs, e.ToolResult, e.Error = r.String(e.Content), r.String(e.ToolArgs), r.String(e.ToolResult), r.String(e.Error)
+	}
 }

@@ -45,6 +45,10 @@ type Config struct {
 	// Policy is the personal-data policy when Redactor is nil (nil: the
 	// default).
 	Policy redact.Policy
+	// KeepRawEvents are tenants whose raw events are stored unredacted
+	// (some audits need them). Everything derived from them (episodes,
+	// memories, LLM prompts) is still redacted, at extraction.
+	KeepRawEvents []string
 }
 
 // Service implements the operations. It is safe for concurrent use.
@@ -101,7 +105,9 @@ func (s *Service) Log(ctx context.Context, tenant string, r LogRequest) (memory.
 	if err != nil {
 		return memory.Event{}, err
 	}
-	r.Content, r.ToolArgs, r.ToolResult, r.Error = red.String(r.Content), red.String(r.ToolArgs), red.String(r.ToolResult), red.String(r.Error)
+	if !s.keepsRawEvents(tenant) {
+		r.Content, r.ToolArgs, r.ToolResult, r.Error = red.String(r.Content), red.String(r.ToolArgs), red.String(r.ToolResult), red.String(r.Error)
+	}
 	t := memory.Transcript{SessionID: r.SessionID, Tenant: tenant, UserID: r.UserID, Events: []memory.Event{{
 		Role: r.Role, Content: r.Content, TS: r.TS, ToolName: r.ToolName, ToolArgs: r.ToolArgs,
 		ToolResult: r.ToolResult, Error: r.Error,
@@ -171,8 +177,10 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 		return EndResponse{}, err
 	}
 	r.Task = red.String(r.Task)
-	r.Events = slices.Clone(r.Events)
-	redactEvents(red, r.Events)
+	if !s.keepsRawEvents(tenant) {
+		r.Events = slices.Clone(r.Events)
+		red.Events(r.Events)
+	}
 	t := memory.Transcript{SessionID: r.SessionID, Tenant: tenant, UserID: r.UserID, Agent: r.Agent, Task: r.Task, Outcome: r.Outcome,
 		StartedAt: r.StartedAt, EndedAt: r.EndedAt, Events: r.Events}
 	now := s.clock().UTC()

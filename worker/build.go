@@ -19,6 +19,7 @@ import (
 	"github.com/hindsight-memory/hindsight/merge"
 	"github.com/hindsight-memory/hindsight/metrics"
 	"github.com/hindsight-memory/hindsight/recall"
+	"github.com/hindsight-memory/hindsight/redact"
 	"github.com/hindsight-memory/hindsight/store/clickhouse"
 	"github.com/hindsight-memory/hindsight/store/clickhouse/chdb"
 	"github.com/hindsight-memory/hindsight/store/local"
@@ -63,6 +64,11 @@ type Config struct {
 	// Lexicon translates and expands words for recall (lang/lexicon);
 	// nil works without.
 	Lexicon *lexicon.Lexicon
+	// Redactor is what extraction reads through (nil: keyed with the
+	// deployment's key and the default policy); see redact.
+	Redactor *redact.Redactor
+	// RedactionPolicy is the personal-data policy when Redactor is nil.
+	RedactionPolicy redact.Policy
 
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
@@ -70,7 +76,9 @@ type Config struct {
 
 // Runtime is Hindsight assembled: every adapter behind its interface.
 type Runtime struct {
-	Store memory.EpisodicStore
+	redactor        *redact.Redactor
+	redactionPolicy redact.Policy
+	Store           memory.EpisodicStore
 	// Index and Embedder are the active vector index generation's; they
 	// follow a switch to the next generation (see Generation).
 	Index     memory.VectorIndex
@@ -131,6 +139,7 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 		rt.Embedder = offline.NewEmbedder(dim)
 	}
 	rt.Merge = cfg.Merge
+	rt.redactor, rt.redactionPolicy = cfg.Redactor, cfg.RedactionPolicy
 	// The judge sees the vector neighbours and the keyword neighbours.
 	judged := max(rt.Merge.MaxNeighbors, merge.DefaultMaxNeighbors) + max(rt.Merge.KeywordNeighbors, DefaultKeywordNeighbors)
 	if rt.LLM != nil {
@@ -228,7 +237,7 @@ func (rt *Runtime) Activities(tc client.Client, taskQueue string) *activities.Ac
 	return &activities.Activities{
 		Store: rt.Store, Index: rt.Index, Embedder: rt.Embedder, Extractor: rt.Extractor,
 		Judge: rt.Judge, Indexer: rt.Indexer, Keywords: rt.Engine, Summarizer: rt.Summarizer, Generations: rt.gens,
-		Temporal: tc, TaskQueue: taskQueue, Merge: rt.Merge,
+		Temporal: tc, TaskQueue: taskQueue, Merge: rt.Merge, Redactor: rt.redactor, RedactionPolicy: rt.redactionPolicy,
 	}
 }
 

@@ -28,6 +28,11 @@ func serviceConfig(s *stackFlags) (service.Config, error) {
 		}
 		cfg.Redactor = redact.New([]byte(key), p)
 	}
+	for t := range strings.SplitSeq(os.Getenv("HINDSIGHT_KEEP_RAW_EVENTS"), ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			cfg.KeepRawEvents = append(cfg.KeepRawEvents, t)
+		}
+	}
 	return cfg, nil
 }
 
@@ -55,6 +60,9 @@ keep, mask or drop per class).`, "HINDSIGHT_PII_POLICY", "HINDSIGHT_REDACTION_KE
 		fmt.Fprintln(out, "  placeholder hash keyed with HINDSIGHT_REDACTION_KEY")
 	} else {
 		fmt.Fprintln(out, "  placeholder hash keyed with the deployment's key (made on first start, kept in the store's settings); set HINDSIGHT_REDACTION_KEY to choose it")
+	}
+	if len(cfg.KeepRawEvents) > 0 {
+		fmt.Fprintf(out, "  raw events kept unredacted for tenants %s (HINDSIGHT_KEEP_RAW_EVENTS); what is derived from them is redacted\n", strings.Join(cfg.KeepRawEvents, ", "))
 	}
 	fmt.Fprintln(out, "personal data (HINDSIGHT_PII_POLICY):")
 	for _, c := range redact.Classes {

@@ -112,3 +112,44 @@ func TestSecretsNeverStored(t *testing.T) {
 		t.Errorf("no placeholder where the secrets were:\n%s", rec.Context)
 	}
 }
+
+// TestRawEventsKeptForAudit runs a tenant that keeps its raw events
+// unredacted (HINDSIGHT_KEEP_RAW_EVENTS): the events table holds the
+// secret, and nothing derived from it does (episodes, memories, decisions).
+func TestRawEventsKeptForAudit(t *testing.T) {
+	t.Setenv("HINDSIGHT_KEEP_RAW_EVENTS", memory.DefaultTenant)
+	st := startTestDev(t, filepath.Join(t.TempDir(), "data"))
+	defer st.Close()
+	session := connect(t, st.mcpURL())
+	const secret = "Tr0ub4dor-x93"
+	events := []map[string]any{
+		{"role": "user", "content": "Count the orders in prod.", "ts": "2026-06-02T10:00:00Z"},
+		{"role": "tool", "tool_name": "bash", "tool_args": `{"cmd":"psql postgres://app:` + secret + `@db:5432/prod -c 'select 1'"}`,
+			"error": "FATAL: no pg_hba.conf entry for host, SSL off", "ts": "2026-06-02T10:01:00Z"},
+		{"role": "tool", "tool_name": "bash", "tool_args": `{"cmd":"psql 'postgres://app:` + secret + `@db:5432/prod?sslmode=require' -c 'select count(*) from orders'"}`,
+			"tool_result": "1423", "ts": "2026-06-02T10:02:00Z"},
+		{"role": "user", "content": "From now on always connect to prod with sslmode=require, the password is " + secret + ".", "ts": "2026-06-02T10:03:00Z"},
+	}
+	end := call[mcpserver.EndOutput](t, session, mcpserver.ToolEnd, map[string]any{"session_id": "s-audit", "events": events, "wait": true})
+	if end.Status != "completed" || len(end.Memories) == 0 {
+		t.Fatalf("session_end = %+v", end)
+	}
+	q := st.runtime.Store.(interface {
+		QueryReadOnly(context.Context, string, io.Writer, clickhouse.QueryOptions) error
+	})
+	scan := func(table string) string {
+		var b bytes.Buffer
+		if err := q.QueryReadOnly(context.Background(), "SELECT * FROM "+table, &b, clickhouse.QueryOptions{Format: clickhouse.FormatTSV, MaxRows: 100000}); err != nil {
+			t.Fatalf("scan %s: %v", table, err)
+		}
+		return b.String()
+	}
+	if !strings.Contains(scan("events"), secret) {
+		t.Fatal("the raw events were redacted for a tenant that keeps them")
+	}
+	for _, table := range []string{"episodes", "memory_versions", "memories_current", "merge_decisions"} {
+		if strings.Contains(scan(table), secret) {
+			t.Errorf("%s holds the secret of a raw event", table)
+		}
+	}
+}
