@@ -37,7 +37,7 @@ func scoreCorpus(t *testing.T, path string, minP, minR float64) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	keepAll := Policy{ClassEmail: Keep, ClassPhone: Keep, ClassCard: Keep, ClassNationalID: Keep, ClassIP: Keep}
+	keepAll := Policy{ClassEmail: Keep, ClassPhone: Keep, ClassAddress: Keep, ClassCard: Keep, ClassNationalID: Keep, ClassIP: Keep}
 	r := New(testKey, keepAll)
 	var tp, fn, fp, tn int
 	sc := bufio.NewScanner(f)

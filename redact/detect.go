@@ -68,6 +68,10 @@ var detectors = []detector{
 	{kind: "ssn", class: ClassNationalID, re: regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`), valid: ssn},
 	{kind: "email", class: ClassEmail, re: regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b`)},
 	{kind: "phone", class: ClassPhone, re: regexp.MustCompile(`(?:\+\d{1,3}[ -]?)?(?:\(\d{2,4}\)[ -]?)?\b1[3-9]\d{9}\b|\+\d{1,3}[ -]?\(?\d{1,4}\)?(?:[ -]?\d{2,4}){2,4}\b`)},
+	// Postal addresses: a house number and a street ("410 Townsend St",
+	// "12 rue de la Paix", "Musterstraße 12"), or a Chinese address down to
+	// the house number (北京市朝阳区建国路88号).
+	{kind: "address", class: ClassAddress, re: regexp.MustCompile(`\b\d{1,5}[A-Za-z]?\s+(?:[A-Z][a-z]+\.?\s+){1,4}(?:St|Street|Ave|Avenue|Rd|Road|Blvd|Boulevard|Ln|Lane|Dr|Drive|Ct|Court|Way|Pl|Place|Sq|Square|Terrace|Hwy|Highway)\b\.?(?:,?\s+(?:Apt|Suite|Unit|Fl|Floor)\.?\s*\w+)?|\b\d{1,5}\s+(?:rue|avenue|boulevard|place|chemin)\s+(?:\p{L}+\s){0,4}\p{L}+|\b\p{Lu}\p{Ll}+(?:straße|strasse|weg|gasse|allee|platz)\s+\d{1,4}[a-z]?\b|(?:\p{Han}{2,6}(?:省|市|自治区))?\p{Han}{2,6}(?:市|区|县)\p{Han}{1,12}(?:路|街|道|巷|里)\d{1,5}号(?:\d{1,4}(?:室|楼|栋|单元))*`)},
 	{kind: "ip", class: ClassIP, re: regexp.MustCompile(`\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)\b`)},
 }
 

@@ -40,19 +40,20 @@ const (
 	ClassCard       = "card"
 	ClassNationalID = "national_id"
 	ClassIP         = "ip"
+	ClassAddress    = "address"
 )
 
 // Classes lists the personal-data classes a Policy decides on.
-var Classes = []string{ClassEmail, ClassPhone, ClassCard, ClassNationalID, ClassIP}
+var Classes = []string{ClassEmail, ClassPhone, ClassAddress, ClassCard, ClassNationalID, ClassIP}
 
 // Policy says what happens to each class of personal data.
 type Policy map[string]Action
 
 // DefaultPolicy keeps what a memory may legitimately need (a contact
-// email or phone, an IP in an ops lesson) and masks payment cards and
+// email or phone, a delivery address, an IP in an ops lesson) and masks payment cards and
 // national ID numbers.
 func DefaultPolicy() Policy {
-	return Policy{ClassEmail: Keep, ClassPhone: Keep, ClassCard: Mask, ClassNationalID: Mask, ClassIP: Keep}
+	return Policy{ClassEmail: Keep, ClassPhone: Keep, ClassAddress: Keep, ClassCard: Mask, ClassNationalID: Mask, ClassIP: Keep}
 }
 
 // ParsePolicy reads "card=mask,email=keep,…" over the default policy. An

@@ -102,6 +102,22 @@ func TestPersonalDataByPolicy(t *testing.T) {
 			t.Errorf("default policy lost %q: %s", kept, got)
 		}
 	}
+	addr, err := ParsePolicy("address=drop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{"Ship it to 410 Townsend St, Apt 5, San Francisco.", "寄到北京市朝阳区建国路88号1201室。", "Lieferung an Musterstraße 12 bitte."} {
+		got := New(testKey, addr).String(in)
+		if !strings.Contains(got, "⟨address⟩") {
+			t.Errorf("address=drop kept the address in %q: %s", in, got)
+		}
+		if kept := New(testKey, nil).String(in); kept != in {
+			t.Errorf("the default policy changed an address: %q → %q", in, kept)
+		}
+	}
+	if got := New(testKey, addr).String("We moved 3 Big Boxes today and ran 12 tests."); strings.Contains(got, "⟨") {
+		t.Errorf("not an address: %s", got)
+	}
 	p, err := ParsePolicy("email=mask, phone=drop, ip=drop, card=keep")
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +137,7 @@ func TestPersonalDataByPolicy(t *testing.T) {
 			t.Errorf("%q was changed to %q", in, got)
 		}
 	}
-	if _, err := ParsePolicy("passport=mask"); err == nil || !strings.Contains(err.Error(), "email, phone") {
+	if _, err := ParsePolicy("passport=mask"); err == nil || !strings.Contains(err.Error(), "email, phone, address") {
 		t.Errorf("an unknown class: %v", err)
 	}
 }

@@ -58,7 +58,7 @@ var envHelp = map[string]string{
 	"HINDSIGHT_LLM_QUERY_PARSING":    "let the LLM parse recall queries (false)",
 	"HINDSIGHT_TIMEZONE":             "time zone of time words in recall queries (\"last week\", \"上周\"), e.g. Asia/Shanghai (UTC)",
 	"HINDSIGHT_RECALL_MIN_RELEVANCE": "absolute relevance a memory needs to be recalled, 0–1 (0.2; negative: off)",
-	"HINDSIGHT_PII_POLICY":           "personal data policy: CLASS=keep|mask|drop for email, phone, card, national_id, ip (cards and national IDs masked)",
+	"HINDSIGHT_PII_POLICY":           "personal data policy: CLASS=keep|mask|drop for email, phone, address, card, national_id, ip (cards and national IDs masked)",
 	"HINDSIGHT_REDACTION_KEY":        "key of the hash in secret placeholders, 16+ characters (unset: the deployment's, kept in the store)",
 	"HINDSIGHT_KEEP_RAW_EVENTS":      "tenants whose raw events are stored unredacted, comma-separated (episodes and memories are still redacted)",
 	"HINDSIGHT_PAYLOAD_KEY":          "encrypt Temporal payloads with AES-256-GCM under this key, 16+ characters, the same in every process (unset: plaintext)",
