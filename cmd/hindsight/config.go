@@ -60,6 +60,7 @@ var envHelp = map[string]string{
 	"HINDSIGHT_RECALL_MIN_RELEVANCE": "absolute relevance a memory needs to be recalled, 0–1 (0.2; negative: off)",
 	"HINDSIGHT_PII_POLICY":           "personal data policy: CLASS=keep|mask|drop for email, phone, address, card, national_id, ip (cards and national IDs masked)",
 	"HINDSIGHT_REDACTION_KEY":        "key of the hash in secret placeholders, 16+ characters (unset: the deployment's, kept in the store)",
+	"HINDSIGHT_ALLOWED_ORIGINS":      "browser origins allowed to call the MCP server besides its own, comma-separated (others get 403)",
 	"HINDSIGHT_KEEP_RAW_EVENTS":      "tenants whose raw events are stored unredacted, comma-separated (episodes and memories are still redacted)",
 	"HINDSIGHT_PAYLOAD_KEY":          "encrypt Temporal payloads with AES-256-GCM under this key, 16+ characters, the same in every process (unset: plaintext)",
 }
@@ -67,7 +68,7 @@ var envHelp = map[string]string{
 var stackEnvs = []string{
 	"HINDSIGHT_DATA_DIR", "HINDSIGHT_TENANT", "HINDSIGHT_MCP_ADDR", "HINDSIGHT_TOKENS_FILE", "HINDSIGHT_TASK_QUEUE",
 	"HINDSIGHT_LOG_LEVEL", "HINDSIGHT_TIMEZONE", "HINDSIGHT_CACHE", "HINDSIGHT_CHDB_LIB", "HINDSIGHT_EMBED_DIM", "HINDSIGHT_MERGE_THRESHOLD", "HINDSIGHT_RECALL_MIN_RELEVANCE",
-	"HINDSIGHT_PII_POLICY", "HINDSIGHT_REDACTION_KEY", "HINDSIGHT_PAYLOAD_KEY", "HINDSIGHT_KEEP_RAW_EVENTS",
+	"HINDSIGHT_PII_POLICY", "HINDSIGHT_REDACTION_KEY", "HINDSIGHT_PAYLOAD_KEY", "HINDSIGHT_KEEP_RAW_EVENTS", "HINDSIGHT_ALLOWED_ORIGINS",
 	"TEMPORAL_ADDR", "TEMPORAL_NAMESPACE",
 	"CLICKHOUSE_ADDR", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD", "CLICKHOUSE_RETENTION_DAYS",
 	"MILVUS_ADDR", "MILVUS_TOKEN", "MILVUS_DATABASE",

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	mcpserver_ "github.com/mark3labs/mcp-go/server"
@@ -115,6 +117,12 @@ func (s *httpServer) Close() error {
 
 // mcpMux serves the MCP endpoint at /mcp next to the ops endpoints.
 func mcpMux(s *mcpserver_.MCPServer, tokens *mcpserver.Tokens, tenant string, ops *http.ServeMux) http.Handler {
-	ops.Handle("/mcp", mcpserver.HTTPHandler(s, "/mcp", tokens, tenant))
+	var origins []string
+	for o := range strings.SplitSeq(os.Getenv("HINDSIGHT_ALLOWED_ORIGINS"), ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			origins = append(origins, o)
+		}
+	}
+	ops.Handle("/mcp", mcpserver.HTTPHandler(s, "/mcp", tokens, tenant, origins...))
 	return ops
 }
