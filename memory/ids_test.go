@@ -39,3 +39,14 @@ func TestIDsDeterministic(t *testing.T) {
 		t.Error("EpisodeID is ambiguous across part boundaries")
 	}
 }
+
+func TestStripControls(t *testing.T) {
+	in := "ok\x00 \x07bell \x1b[2Jclear \x1b]0;title\x07 \u009bcsi\tTab\nline \x7f中文"
+	want := "ok bell [2Jclear ]0;title csi\tTab\nline 中文"
+	if got := StripControls(in); got != want {
+		t.Fatalf("StripControls = %q, want %q", got, want)
+	}
+	if s := "plain text, 中文\n"; StripControls(s) != s {
+		t.Fatal("clean text changed")
+	}
+}

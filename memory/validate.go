@@ -1,6 +1,9 @@
 package memory
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 // Validation shared by every store, so that the reference implementation and
 // the adapters reject the same input with the same messages.
@@ -87,4 +90,31 @@ func ValidateSettingKey(op, key string) error {
 		return Invalidf(op, "setting key %q is not valid: use 1-100 letters, digits, '.', '_' or '-'", key)
 	}
 	return nil
+}
+
+// StripControls removes C0 and C1 control characters (NUL, BEL, ESC and
+// the terminal sequences they start, DEL) from text that will be stored,
+// keeping newline and tab: stored text is shown to people and agents, and
+// a control character in it is never content.
+func StripControls(s string) string {
+	clean := true
+	for _, r := range s {
+		if isControl(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func isControl(r rune) bool {
+	return r < 0x20 && r != '\n' && r != '\t' && r != '\r' || r == 0x7f || r >= 0x80 && r < 0xa0
 }

@@ -160,9 +160,10 @@ func (r *Redactor) Redact(text string) (string, []Finding) {
 	return b.String(), done
 }
 
-// String is Redact without the findings.
+// String is Redact without the findings, of text with its control
+// characters removed (memory.StripControls): what is stored.
 func (r *Redactor) String(text string) string {
-	s, _ := r.Redact(text)
+	s, _ := r.Redact(memory.StripControls(text))
 	return s
 }
 

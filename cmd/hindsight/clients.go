@@ -173,7 +173,7 @@ get, then the results; --json prints everything.`, clientEnvs...)
 		fmt.Fprintln(out, "no memories found")
 		return nil
 	}
-	fmt.Fprintln(out, res.Context)
+	fmt.Fprintln(out, terminalSafe(res.Context))
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nMEMORY\tKIND\tSCOPE\tSCORE\tCONF\tEPISODES")
 	for _, r := range res.Results {
@@ -221,4 +221,22 @@ func clip(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// terminalSafe shows control characters (other than newline and tab) as
+// \xNN, so that text stored before they were stripped cannot move the
+// cursor, clear the screen or retitle the terminal it is printed on.
+func terminalSafe(s string) string {
+	if memory.StripControls(s) == s {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if memory.StripControls(string(r)) == "" {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
