@@ -2,6 +2,7 @@ package activities
 
 import (
 	"time"
+	"unicode/utf8"
 
 	"github.com/hindsight-memory/hindsight/memory"
 )
@@ -95,6 +96,9 @@ func (r LedgerRequest) Validate() error {
 			return memory.Invalidf(op, "%s needs at least one candidate", r.Op)
 		}
 		for i, c := range r.Candidates {
+			if r.Op == OpMerge {
+				c = ClipCandidate(c) // distilled: applyRequest merges it clipped
+			}
 			if err := ValidateCandidate(c); err != nil {
 				return memory.Invalidf(op, "candidate %d: %s", i, memory.ErrorMessage(err))
 			}
@@ -128,8 +132,17 @@ func (r LedgerRequest) Validate() error {
 	return nil
 }
 
-// MaxContent bounds the text of one memory.
-const MaxContent = 4000
+// Limits of a memory's fields, one table for every entry point (the MCP
+// tools, the CLI, the service and the ledger): nothing past them reaches a
+// workflow, whose payloads Temporal bounds.
+const (
+	MaxContent        = 4000 // bytes of a memory's text
+	MaxCounterExample = 4000 // bytes of a lesson's counter-example
+	MaxTaskType       = 100  // bytes of a task type
+	MaxEntities       = 32   // entities of one memory
+	MaxEntity         = 200  // bytes of one entity
+	MaxEvidence       = 64   // evidence event IDs of one memory
+)
 
 // ValidateCandidate checks a candidate memory.
 func ValidateCandidate(c memory.Candidate) error {
@@ -143,10 +156,64 @@ func ValidateCandidate(c memory.Candidate) error {
 	if len(c.Content) > MaxContent {
 		return memory.Invalidf(op, "content is %d bytes; the limit is %d: state one memory, concisely", len(c.Content), MaxContent)
 	}
+	if len(c.CounterExample) > MaxCounterExample {
+		return memory.Invalidf(op, "counter_example is %d bytes; the limit is %d: quote the one error line that matters", len(c.CounterExample), MaxCounterExample)
+	}
+	if len(c.TaskType) > MaxTaskType {
+		return memory.Invalidf(op, "task_type is %d bytes; the limit is %d: name the kind of task, e.g. reporting", len(c.TaskType), MaxTaskType)
+	}
+	if len(c.Entities) > MaxEntities {
+		return memory.Invalidf(op, "entities has %d items; the limit is %d: name the files, tools or systems the memory is about", len(c.Entities), MaxEntities)
+	}
+	for i, e := range c.Entities {
+		if len(e) > MaxEntity {
+			return memory.Invalidf(op, "entity %d is %d bytes; the limit is %d", i, len(e), MaxEntity)
+		}
+	}
+	if len(c.Evidence) > MaxEvidence {
+		return memory.Invalidf(op, "evidence has %d event IDs; the limit is %d", len(c.Evidence), MaxEvidence)
+	}
 	if !c.Scope.Valid() {
 		return memory.Invalidf(op, "scope %q is not one of shared, user:ID, agent:ID", c.Scope)
 	}
 	return nil
+}
+
+// ClipCandidate fits a distilled candidate into the limits, so that a long
+// error line or a lesson seen in many episodes shortens instead of failing
+// the merge: texts are cut at a character boundary, entities and evidence
+// keep their first entries, an overlong task type is dropped. What a
+// caller states directly is not clipped but refused (ValidateCandidate).
+func ClipCandidate(c memory.Candidate) memory.Candidate {
+	c.Content = clipBytes(c.Content, MaxContent)
+	c.CounterExample = clipBytes(c.CounterExample, MaxCounterExample)
+	if len(c.TaskType) > MaxTaskType {
+		c.TaskType = ""
+	}
+	var ents []string
+	for _, e := range c.Entities {
+		if len(e) <= MaxEntity && len(ents) < MaxEntities {
+			ents = append(ents, e)
+		}
+	}
+	c.Entities = ents
+	if len(c.Evidence) > MaxEvidence {
+		c.Evidence = c.Evidence[:MaxEvidence]
+	}
+	return c
+}
+
+// clipBytes cuts s to at most n bytes at a character boundary, with an
+// ellipsis.
+func clipBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // LedgerReply is the ledger's answer to one request.

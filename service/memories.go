@@ -63,6 +63,9 @@ func (s *Service) Correct(ctx context.Context, tenant, id, content string, outda
 		return memory.Decision{}, err
 	}
 	content = red.String(content)
+	if len(content) > activities.MaxContent {
+		return memory.Decision{}, memory.Invalidf("correct", "content is %d bytes; the limit is %d: state one memory, concisely", len(content), activities.MaxContent)
+	}
 	reply, err := s.ledger(ctx, activities.LedgerRequest{Tenant: tenant, Op: activities.OpCorrect, MemoryIDs: []string{id}, Content: content, Outdated: outdated})
 	if err != nil {
 		return memory.Decision{}, err

@@ -171,6 +171,9 @@ func applyRequest(ctx workflow.Context, req activities.LedgerRequest) activities
 	switch req.Op {
 	case activities.OpMerge, activities.OpStore:
 		for i, c := range req.Candidates {
+			if req.Op == activities.OpMerge {
+				c = activities.ClipCandidate(c)
+			}
 			in := activities.PlanMergeInput{
 				Tenant: req.Tenant, RequestID: req.ID, Index: i, EpisodeID: req.EpisodeID,
 				WorkflowID: req.WorkflowID, Candidate: c, UserStated: req.Op == activities.OpStore, Now: now,

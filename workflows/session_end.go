@@ -101,6 +101,7 @@ func SessionEnd(ctx workflow.Context, in SessionEndInput) (SessionEndResult, err
 	// What is about the session's user goes to that user's scope; what
 	// is about the work, to the tenant's shared space.
 	for i := range x.Candidates {
+		x.Candidates[i] = activities.ClipCandidate(x.Candidates[i])
 		x.Candidates[i].Scope = memory.ScopeFor(x.Candidates[i], meta.UserID)
 	}
 	info2 := workflow.GetInfo(ctx)
