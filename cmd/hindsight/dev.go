@@ -171,7 +171,11 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 		if err := checkListen(o.clickhouseHTTP, ""); err != nil {
 			return nil, fmt.Errorf("--clickhouse-http: %w", err)
 		}
-		chHTTP, err := listenHTTP(o.clickhouseHTTP, "the embedded ClickHouse's HTTP interface", "--clickhouse-http", st.runtime.ChDB.Handler(), log)
+		token, err := newSQLToken(o.stack.dataDir)
+		if err != nil {
+			return nil, fmt.Errorf("--clickhouse-http: write its token: %w", err)
+		}
+		chHTTP, err := listenHTTP(o.clickhouseHTTP, "the embedded ClickHouse's HTTP interface", "--clickhouse-http", guardSQL(st.runtime.ChDB.Handler(), o.clickhouseHTTP, token), log)
 		if err != nil {
 			// Not essential: say so and go on.
 			log.Warn("hindsight sql will not reach this dev server", "error", err)

@@ -37,6 +37,7 @@ reaches the store as "hindsight sql" does: CLICKHOUSE_ADDR, a running
 	if os.Getenv("CLICKHOUSE_ADDR") == "" {
 		st, err := clickhouse.Open(ctx, clickhouse.Config{
 			Addr: []string{*devAddr}, Protocol: clickhouse.HTTP, Database: envOr("CLICKHOUSE_DATABASE", ""),
+			Username: "hindsight", Password: readSQLToken(s.dataDir),
 			SkipMigrate: true, DialTimeout: time.Second,
 		})
 		if err == nil {

@@ -110,6 +110,7 @@ merge_decisions (see README).`, "CLICKHOUSE_ADDR", "CLICKHOUSE_DATABASE", "CLICK
 		// A running dev server owns the data directory: ask it.
 		st, err := clickhouse.Open(ctx, clickhouse.Config{
 			Addr: []string{*devAddr}, Protocol: clickhouse.HTTP, Database: envOr("CLICKHOUSE_DATABASE", ""),
+			Username: "hindsight", Password: readSQLToken(s.dataDir),
 			SkipMigrate: true, DialTimeout: time.Second,
 		})
 		if err == nil {

@@ -26,15 +26,18 @@ type Store struct {
 
 var _ memory.EpisodicStore = (*Store)(nil)
 
-// Open connects to ClickHouse, creates the database when missing and,
-// unless cfg.SkipMigrate is set, applies pending migrations.
+// Open connects to ClickHouse and, unless cfg.SkipMigrate is set, creates
+// the database when missing and applies pending migrations. With
+// SkipMigrate it changes nothing: it can open a read-only endpoint.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := createDatabase(ctx, cfg); err != nil {
-		return nil, err
+	if !cfg.SkipMigrate {
+		if err := createDatabase(ctx, cfg); err != nil {
+			return nil, err
+		}
 	}
 	opts, err := cfg.options(cfg.Database)
 	if err != nil {

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hindsight-memory/hindsight/devserver"
+	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/store/clickhouse"
+)
+
+// TestDevSQLEndpointRefusesAttacks sends the attacks a web page can make on
+// hindsight dev's loopback ClickHouse endpoint (a cross-origin POST, DNS
+// rebinding with another Host, no credential, a write with the credential)
+// and expects each refused and nothing created; hindsight sql's own reads,
+// with the token from the data directory, still work.
+func TestDevSQLEndpointRefusesAttacks(t *testing.T) {
+	dir := t.TempDir()
+	port, err := devserver.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqlPort, err := devserver.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", sqlPort)
+	t.Setenv("CLICKHOUSE_ADDR", "")
+	t.Setenv("MILVUS_ADDR", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	dataDir := filepath.Join(dir, "data")
+	st, err := startDev(context.Background(), devOptions{
+		stack:        stackFlags{dataDir: dataDir, tenant: memory.DefaultTenant, taskQueue: "hindsight-e2e", mcpAddr: "127.0.0.1:0", logLevel: "warn"},
+		temporalPort: port, uiPort: devserver.UIDisabled, clickhouseHTTP: addr,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	token := readSQLToken(dataDir)
+	if token == "" {
+		t.Fatal("hindsight dev wrote no token for its SQL endpoint")
+	}
+	create := "CREATE TABLE hindsight.pwn (x UInt8) ENGINE = Memory"
+	for name, c := range map[string]struct {
+		header map[string]string
+		host   string
+		body   string
+		want   int
+	}{
+		"cross-origin page":    {header: map[string]string{"Origin": "http://evil.example", "X-ClickHouse-Key": token}, body: create, want: http.StatusForbidden},
+		"DNS rebinding":        {header: map[string]string{"X-ClickHouse-Key": token}, host: "evil.example:" + fmt.Sprint(sqlPort), body: create, want: http.StatusForbidden},
+		"no credential":        {body: create, want: http.StatusUnauthorized},
+		"wrong credential":     {header: map[string]string{"X-ClickHouse-Key": "guess"}, body: "SELECT 1", want: http.StatusUnauthorized},
+		"a write":              {header: map[string]string{"X-ClickHouse-Key": token}, body: create, want: http.StatusForbidden},
+		"a write after a read": {header: map[string]string{"X-ClickHouse-Key": token}, body: "SELECT 1; DROP TABLE hindsight.events", want: http.StatusForbidden},
+		"a commented write":    {header: map[string]string{"X-ClickHouse-Key": token}, body: "/* SELECT */ DROP TABLE hindsight.events", want: http.StatusForbidden},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/", strings.NewReader(c.body))
+		for k, v := range c.header {
+			req.Header.Set(k, v)
+		}
+		if c.host != "" {
+			req.Host = c.host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s: %d, want %d", name, resp.StatusCode, c.want)
+		}
+	}
+
+	// hindsight sql's way in still reads, and nothing was created.
+	client, err := clickhouse.Open(context.Background(), clickhouse.Config{Addr: []string{addr}, Protocol: clickhouse.HTTP,
+		Username: "hindsight", Password: token, SkipMigrate: true, DialTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	var b bytes.Buffer
+	if err := client.QueryReadOnly(context.Background(), "EXISTS TABLE hindsight.pwn", &b, clickhouse.QueryOptions{Format: clickhouse.FormatTSV}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(strings.TrimSpace(b.String()), "0") {
+		t.Fatalf("the attack created a table: %q", b.String())
+	}
+}
