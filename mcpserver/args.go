@@ -40,9 +40,9 @@ func (a args) str(name string, required bool) (string, error) {
 			return "", badArg("%s must not be empty", name)
 		}
 		return x, nil
-	case float64, bool, json.Number:
-		return fmt.Sprint(x), nil
 	}
+	// A number or a boolean where text is expected is a mistake to report,
+	// not to store as "42".
 	return "", badArg("%s must be a string, got %s", name, jsonType(v))
 }
 
@@ -103,13 +103,13 @@ func (a args) boolean(name string, def bool) (bool, error) {
 	case bool:
 		return x, nil
 	case string:
-		b, err := strconv.ParseBool(strings.TrimSpace(x))
-		if err != nil {
-			return false, badArg("%s must be true or false, got %q", name, x)
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
 		}
-		return b, nil
-	case float64:
-		return x != 0, nil
+		return false, badArg("%s must be true or false, got %q", name, x)
 	}
 	return false, badArg("%s must be true or false, got %s", name, jsonType(v))
 }

@@ -570,7 +570,7 @@ func (t *tools) stats(ctx context.Context, tenant string, a args) (any, string, 
 			return !memory.InScopes(r.Scope, memory.Visible(bound, ""))
 		})
 	}
-	text := fmt.Sprintf("%d memories (%v), %d episodes (+%d archived)", st.Memories, st.ByStatus, st.Episodes, st.ColdEpisodes)
+	text := statsText(st)
 	return st, text, nil
 }
 
@@ -636,4 +636,30 @@ func (t *tools) own(ctx context.Context, tenant, id, bound string) error {
 		return badArg("memory %s is team knowledge (scope %s); this token may forget only user %q's memories", id, s, bound)
 	}
 	return nil
+}
+
+// statsText says what memory holds, for people: "204 memories (198 live,
+// 6 superseded; 150 shared, 48 about users), 31 episodes (+12 archived)".
+func statsText(st service.Stats) string {
+	var status []string
+	for _, k := range []string{"live", "cold", "archived", "superseded"} {
+		if n := st.ByStatus[k]; n > 0 {
+			status = append(status, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	var scopes []string
+	for _, c := range []struct{ k, name string }{{memory.ScopeShared, "shared"}, {memory.ScopeUser, "about users"}, {memory.ScopeAgent, "agents' own"}} {
+		if n := st.LiveByScope[c.k]; n > 0 {
+			scopes = append(scopes, fmt.Sprintf("%d %s", n, c.name))
+		}
+	}
+	text := fmt.Sprintf("%d memories", st.Memories)
+	if len(status) > 0 {
+		text += " (" + strings.Join(status, ", ")
+		if len(scopes) > 0 {
+			text += "; live: " + strings.Join(scopes, ", ")
+		}
+		text += ")"
+	}
+	return text + fmt.Sprintf(", %d episodes (+%d archived)", st.Episodes, st.ColdEpisodes)
 }

@@ -227,7 +227,7 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 		return nil, err
 	}
 	log.Info("hindsight assembled", "embedder", rt.Embedder.Model(), "vector_generation", rt.gens.Active().Name, "extractor", fmt.Sprintf("%T", rt.Extractor),
-		"judge", fmt.Sprintf("%T", rt.Judge), "merge_threshold", rt.Merge.Threshold)
+		"judge", fmt.Sprintf("%T", rt.Judge), "merge_threshold", rt.mergeThreshold())
 	return rt, nil
 }
 
@@ -261,4 +261,13 @@ func (rt *Runtime) Close() error {
 	}
 	rt.closers = nil
 	return errors.Join(errs...)
+}
+
+// mergeThreshold is the similarity a memory needs to reach the merge
+// judge: the configured one, or the default of the active embedder.
+func (rt *Runtime) mergeThreshold() float64 {
+	if rt.Merge.Threshold > 0 {
+		return rt.Merge.Threshold
+	}
+	return merge.ThresholdFor(rt.Embedder.Model())
 }
