@@ -3,6 +3,7 @@ package memory
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -49,7 +50,24 @@ func DecisionID(tenant, request string, index int, contentHash string) string {
 
 // SessionWorkflowID is the Temporal workflow ID of a session's distillation.
 // A session ended twice maps to the same workflow and is distilled once.
+// Workflow IDs travel in gRPC headers, which take printable ASCII only: an
+// ID with other characters (会话-1, sess-é, an emoji) is percent-encoded
+// under "u/", which no session ID can contain (they have no '/'), so the
+// mapping stays one to one. The data keeps the original ID.
 func SessionWorkflowID(tenant, sessionID string) string {
+	for i := 0; i < len(sessionID); i++ {
+		if c := sessionID[i]; c < 0x20 || c > 0x7e {
+			var b strings.Builder
+			for j := 0; j < len(sessionID); j++ {
+				if c := sessionID[j]; c < 0x20 || c > 0x7e || c == '%' {
+					fmt.Fprintf(&b, "%%%02X", c)
+				} else {
+					b.WriteByte(c)
+				}
+			}
+			return "session-end/" + tenant + "/u/" + b.String()
+		}
+	}
 	return "session-end/" + tenant + "/" + sessionID
 }
 

@@ -50,3 +50,22 @@ func TestStripControls(t *testing.T) {
 		t.Fatal("clean text changed")
 	}
 }
+
+func TestSessionWorkflowIDIsASCII(t *testing.T) {
+	seen := map[string]string{}
+	for _, id := range []string{"sess-1", "会话-1", "sess-é", "🚀 launch", "%E4", "u", "sess-%41"} {
+		w := SessionWorkflowID("acme", id)
+		for i := 0; i < len(w); i++ {
+			if w[i] < 0x20 || w[i] > 0x7e {
+				t.Fatalf("workflow ID %q of session %q has a non-ASCII byte", w, id)
+			}
+		}
+		if other, dup := seen[w]; dup {
+			t.Fatalf("sessions %q and %q share workflow ID %q", other, id, w)
+		}
+		seen[w] = id
+	}
+	if got := SessionWorkflowID("acme", "sess-1"); got != "session-end/acme/sess-1" {
+		t.Fatalf("an ASCII session's workflow ID changed: %q", got)
+	}
+}
