@@ -327,17 +327,33 @@ func parseTime(raw json.RawMessage) (time.Time, error) {
 	}
 	for _, layout := range timeLayouts {
 		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), nil
+			return inRange(t.UTC(), s)
 		}
 	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if f < 0 || f > maxUnixMilli {
+			return time.Time{}, fmt.Errorf("%s is out of range: give Unix seconds or milliseconds between 1970 and 9999, or an RFC 3339 time", clip(s, 40))
+		}
 		if f > 1e12 { // milliseconds
-			return time.UnixMilli(int64(f)).UTC(), nil
+			return inRange(time.UnixMilli(int64(f)).UTC(), s)
 		}
 		sec := int64(f)
-		return time.Unix(sec, int64((f-float64(sec))*1e9)).UTC(), nil
+		return inRange(time.Unix(sec, int64((f-float64(sec))*1e9)).UTC(), s)
 	}
 	return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time like 2026-03-01T09:30:00Z", s)
+}
+
+// maxUnixMilli is 9999-12-31T23:59:59.999Z in Unix milliseconds.
+const maxUnixMilli = 253402300799999
+
+// inRange refuses times before 1970 or after 9999, the zero time among
+// them: a timestamp that says 0001-01-01 was not meant, and replacing it
+// silently would hide that.
+func inRange(t time.Time, raw string) (time.Time, error) {
+	if t.Year() < 1970 || t.Year() > 9999 {
+		return time.Time{}, fmt.Errorf("%s is out of range: give a time between 1970 and 9999 (or leave it out to use the previous event's)", clip(raw, 40))
+	}
+	return t, nil
 }
 
 func clip(s string, n int) string {

@@ -97,3 +97,23 @@ func TestParseTranscriptErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestTimestampsOutOfRange refuses the zero time and overflowing numbers
+// with an error that says "out of range", instead of replacing them
+// silently or printing year -292275055.
+func TestTimestampsOutOfRange(t *testing.T) {
+	for _, ts := range []string{`"0001-01-01T00:00:00Z"`, `100000000000000000000`, `"100000000000000000000"`, `-5`, `"12000-01-01T00:00:00Z"`} {
+		raw := `{"session_id": "s1", "events": [{"role": "user", "content": "hi", "ts": ` + ts + `}]}`
+		_, err := ParseTranscript([]byte(raw))
+		if err == nil || !strings.Contains(ErrorMessage(err), "out of range") && !strings.Contains(ErrorMessage(err), "not an RFC 3339 time") {
+			t.Errorf("ts %s: %v", ts, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "-292") {
+			t.Errorf("ts %s: the error shows an overflowed year: %v", ts, err)
+		}
+	}
+	ok := `{"session_id": "s1", "events": [{"role": "user", "content": "hi", "ts": 1767225600}]}`
+	if _, err := ParseTranscript([]byte(ok)); err != nil {
+		t.Fatalf("Unix seconds: %v", err)
+	}
+}
