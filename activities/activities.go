@@ -104,7 +104,7 @@ func temporalError(err error) error {
 		return err
 	}
 	switch code := memory.ErrorCode(err); code {
-	case memory.EINVALID, memory.ENOTFOUND, memory.ECONFLICT:
+	case memory.EINVALID, memory.ENOTFOUND, memory.ECONFLICT, memory.EMISCONFIGURED:
 		return temporal.NewNonRetryableApplicationError(memory.ErrorMessage(err), code, err)
 	}
 	return err

@@ -77,6 +77,9 @@ func (t *tools) toolError(name string, err error) *mcp.CallToolResult {
 		return mcp.NewToolResultError(name + ": " + ae.msg)
 	case memory.ErrorCode(err) == memory.EINVALID, memory.ErrorCode(err) == memory.ENOTFOUND, memory.ErrorCode(err) == memory.ECONFLICT:
 		return mcp.NewToolResultError(name + ": " + memory.ErrorMessage(err))
+	case memory.ErrorCode(err) == memory.EMISCONFIGURED:
+		t.log.Error("tool failed: the server is misconfigured", "tool", name, "error", err)
+		return mcp.NewToolResultError(name + ": the server is misconfigured, retrying will not help until an operator fixes it: " + memory.ErrorMessage(err))
 	}
 	t.log.Error("tool failed", "tool", name, "error", err)
 	return mcp.NewToolResultError(name + ": internal error, retrying may help: " + err.Error())

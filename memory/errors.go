@@ -12,7 +12,16 @@ const (
 	ENOTFOUND = "not_found" // the thing asked for does not exist (for this tenant)
 	ECONFLICT = "conflict"  // the state changed underneath the caller; re-read and retry
 	EINTERNAL = "internal"  // anything else; usually retryable
+	// EMISCONFIGURED: the deployment is broken (a model file that does not
+	// match the build, a missing key); retrying won't help until an
+	// operator fixes it.
+	EMISCONFIGURED = "misconfigured"
 )
+
+// Misconfiguredf returns an EMISCONFIGURED error for op.
+func Misconfiguredf(op, format string, args ...any) error {
+	return &Error{Code: EMISCONFIGURED, Op: op, Message: fmt.Sprintf(format, args...)}
+}
 
 // Error is a domain error: a code, the operation that failed, a message meant
 // for the caller (it says what to fix), and an optional cause.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hindsight-memory/hindsight/lang/classify"
 	"github.com/hindsight-memory/hindsight/llm"
 	"github.com/hindsight-memory/hindsight/memory"
 )
@@ -68,6 +69,13 @@ func (x *Extractor) Extract(ctx context.Context, t memory.Transcript) (memory.Ex
 	const op = "offline: extract"
 	if err := ctx.Err(); err != nil {
 		return memory.Extraction{}, err
+	}
+	// A model that does not match this build would fail every session the
+	// same way: say so once, for an operator, instead of retrying.
+	for _, r := range []classify.Role{classify.RoleUser, classify.RoleAssistant} {
+		if _, err := classify.For(r); err != nil {
+			return memory.Extraction{}, memory.Misconfiguredf(op, "%v", err)
+		}
 	}
 	if len(t.Events) == 0 {
 		return memory.Extraction{}, memory.Invalidf(op, "session %s has no events", t.SessionID)
