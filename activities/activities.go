@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -62,8 +61,7 @@ type Activities struct {
 	// RedactionPolicy is the personal-data policy when Redactor is nil.
 	RedactionPolicy redact.Policy
 
-	redMu sync.Mutex
-	red   *redact.Redactor
+	red redact.Once
 }
 
 // KeywordSearcher finds current memories sharing words with a text
@@ -162,19 +160,7 @@ func (a *Activities) transcript(ctx context.Context, in ExtractInput) (memory.Tr
 
 // redactor is the deployment's redactor (keyed as the service's is).
 func (a *Activities) redactor(ctx context.Context) (*redact.Redactor, error) {
-	a.redMu.Lock()
-	defer a.redMu.Unlock()
-	if a.red == nil && a.Redactor != nil {
-		a.red = a.Redactor
-	}
-	if a.red == nil {
-		r, err := redact.FromSettings(ctx, a.Store, a.RedactionPolicy)
-		if err != nil {
-			return nil, err
-		}
-		a.red = r
-	}
-	return a.red, nil
+	return a.red.Get(ctx, a.Redactor, a.Store, a.RedactionPolicy)
 }
 
 // ExtractEpisode distils a stored session into an episode and candidate

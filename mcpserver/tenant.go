@@ -102,14 +102,8 @@ func LoadTokens(path string) (*Tokens, error) {
 	return t, nil
 }
 
-// Tenant returns the tenant of a bearer token. Tokens are looked up by
-// their SHA-256, so lookup time says nothing about a token's prefix.
-func (t *Tokens) Tenant(token string) (string, bool) {
-	id, ok := t.Identity(token)
-	return id.Tenant, ok
-}
-
-// Identity returns what a bearer token stands for.
+// Identity returns what a bearer token stands for. Tokens are looked up
+// by their SHA-256, so lookup time says nothing about a token's prefix.
 func (t *Tokens) Identity(token string) (Identity, bool) {
 	id, ok := t.byHash[sha256.Sum256([]byte(token))]
 	return id, ok

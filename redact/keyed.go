@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"sync"
 )
 
 // Settings is where a deployment keeps its redaction key when none is
@@ -39,4 +40,29 @@ func FromSettings(ctx context.Context, s Settings, policy Policy) (*Redactor, er
 		}
 	}
 	return New([]byte(key), policy), nil
+}
+
+// Once holds a process's redactor, made on first use: the configured one
+// when there is one, else one keyed with the deployment's key.
+type Once struct {
+	mu sync.Mutex
+	r  *Redactor
+}
+
+// Get returns configured if it is set, else the redactor FromSettings
+// makes, once.
+func (o *Once) Get(ctx context.Context, configured *Redactor, s Settings, policy Policy) (*Redactor, error) {
+	if configured != nil {
+		return configured, nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.r == nil {
+		r, err := FromSettings(ctx, s, policy)
+		if err != nil {
+			return nil, err
+		}
+		o.r = r
+	}
+	return o.r, nil
 }

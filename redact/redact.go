@@ -121,9 +121,6 @@ func New(key []byte, policy Policy) *Redactor {
 	return &Redactor{key: slices.Clone(key), policy: policy}
 }
 
-// Policy returns the redactor's personal-data policy.
-func (r *Redactor) Policy() Policy { return r.policy }
-
 // Redact returns text with every secret replaced and personal data
 // treated by policy, and what it found.
 func (r *Redactor) Redact(text string) (string, []Finding) {

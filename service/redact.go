@@ -11,21 +11,7 @@ import (
 // stored: the configured one, or one keyed with the deployment's key (made
 // on first use and kept in the store's settings) and the configured policy.
 func (s *Service) redactor(ctx context.Context) (*redact.Redactor, error) {
-	s.redactOnce.Lock()
-	defer s.redactOnce.Unlock()
-	if s.red != nil {
-		return s.red, nil
-	}
-	if s.cfg.Redactor != nil {
-		s.red = s.cfg.Redactor
-		return s.red, nil
-	}
-	r, err := redact.FromSettings(ctx, s.store, s.cfg.Policy)
-	if err != nil {
-		return nil, err
-	}
-	s.red = r
-	return r, nil
+	return s.red.Get(ctx, s.cfg.Redactor, s.store, s.cfg.Policy)
 }
 
 // keepsRawEvents reports whether tenant keeps its raw events unredacted.

@@ -62,8 +62,7 @@ type Service struct {
 
 	sessions sync.Map // tenant/session → *sync.Mutex, orders memory_log appends
 
-	redactOnce sync.Mutex
-	red        *redact.Redactor
+	red redact.Once
 }
 
 // New returns a Service.

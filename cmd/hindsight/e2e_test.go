@@ -27,6 +27,13 @@ import (
 // the MCP server over streamable HTTP.
 func startTestDev(t *testing.T, dataDir string) *devStack {
 	t.Helper()
+	return startTestDevWith(t, dataDir, nil)
+}
+
+// startTestDevWith is startTestDev with its options changed by set (a
+// token file, the ClickHouse endpoint).
+func startTestDevWith(t *testing.T, dataDir string, set func(*devOptions)) *devStack {
+	t.Helper()
 	port, err := devserver.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -34,15 +41,42 @@ func startTestDev(t *testing.T, dataDir string) *devStack {
 	t.Setenv("CLICKHOUSE_ADDR", "")
 	t.Setenv("MILVUS_ADDR", "")
 	t.Setenv("OPENAI_BASE_URL", "")
-	st, err := startDev(context.Background(), devOptions{
+	o := devOptions{
 		stack: stackFlags{dataDir: dataDir, tenant: memory.DefaultTenant, taskQueue: "hindsight-e2e",
 			mcpAddr: "127.0.0.1:0", logLevel: "warn"},
 		temporalPort: port, uiPort: devserver.UIDisabled,
-	})
+	}
+	if set != nil {
+		set(&o)
+	}
+	st, err := startDev(context.Background(), o)
 	if err != nil {
 		t.Fatalf("start dev stack: %v", err)
 	}
 	return st
+}
+
+// withTokens writes a token file of lines ("tenant token [user]") in dir
+// and returns the option that serves MCP with it.
+func withTokens(t *testing.T, dir, lines string) func(*devOptions) {
+	t.Helper()
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return func(o *devOptions) { o.stack.tokensFile = tokens }
+}
+
+// connectAs opens an MCP client session with a bearer token.
+func connectAs(t *testing.T, url, token string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "test"}, nil)
+	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: mcpserver.BearerClient(token), DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatalf("connect with a token: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // connect opens a session of the official Go MCP SDK's client over
@@ -306,22 +340,7 @@ func TestMetricsCountWork(t *testing.T) {
 // memories, whatever the tool arguments say.
 func TestTenantsFromTokens(t *testing.T) {
 	dir := t.TempDir()
-	tokens := filepath.Join(dir, "tokens")
-	if err := os.WriteFile(tokens, []byte("# tenant token\nacme 0123456789abcdef-acme\nglobex 0123456789abcdef-globex\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	port, err := devserver.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := startDev(context.Background(), devOptions{
-		stack: stackFlags{dataDir: filepath.Join(dir, "data"), tenant: memory.DefaultTenant, taskQueue: "hindsight-e2e",
-			mcpAddr: "127.0.0.1:0", tokensFile: tokens, logLevel: "warn"},
-		temporalPort: port, uiPort: devserver.UIDisabled,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := startTestDevWith(t, filepath.Join(dir, "data"), withTokens(t, dir, "# tenant token\nacme 0123456789abcdef-acme\nglobex 0123456789abcdef-globex\n"))
 	defer st.Close()
 
 	resp, err := http.Post(st.mcpURL(), "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
@@ -332,20 +351,11 @@ func TestTenantsFromTokens(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("a request without a token got %d, want 401", resp.StatusCode)
 	}
-	as := func(token string) *mcp.ClientSession {
-		c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "test"}, nil)
-		s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: st.mcpURL(), HTTPClient: mcpserver.BearerClient(token), DisableStandaloneSSE: true}, nil)
-		if err != nil {
-			t.Fatalf("connect with a token: %v", err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
 	if _, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "test"}, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: st.mcpURL(), HTTPClient: mcpserver.BearerClient("not-a-valid-token-at-all"), DisableStandaloneSSE: true, MaxRetries: -1}, nil); err == nil {
 		t.Fatal("a wrong token connected")
 	}
-	acme, globex := as("0123456789abcdef-acme"), as("0123456789abcdef-globex")
+	acme, globex := connectAs(t, st.mcpURL(), "0123456789abcdef-acme"), connectAs(t, st.mcpURL(), "0123456789abcdef-globex")
 	stored := call[mcpserver.DecisionOutput](t, acme, mcpserver.ToolStore, map[string]any{
 		"content": "Acme's invoices are due on the 5th of each month.", "kind": "fact", "tenant": "globex", // a tenant argument is ignored
 	})

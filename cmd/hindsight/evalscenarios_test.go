@@ -36,22 +36,7 @@ func devScenarios(t *testing.T) string {
 // activities, chDB, the local index, the service), and holds its overall
 // score to the floor. The report is in the test log.
 func TestScenarioCorpus(t *testing.T) {
-	path := devScenarios(t)
-	corpus, err := scenarios.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := startTestDev(t, t.TempDir())
-	defer st.Close()
-	r, err := scenarios.Run(context.Background(), serviceSystem{st.service, st.runtime.Store}, corpus, scenarios.Options{Parallel: 3, Corpus: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := r.WriteText(&b); err != nil {
-		t.Fatal(err)
-	}
-	t.Log("\n" + b.String())
+	corpus, r := runCorpus(t, devScenarios(t))
 	if got := r.Overall.All.Value(); got < scenarioFloor {
 		t.Errorf("overall score %.3f (%d of %d checks) is below the floor %.2f", got, r.Overall.All.Pass, r.Overall.All.Total, scenarioFloor)
 	}
@@ -66,7 +51,21 @@ func TestScenarioCorpus(t *testing.T) {
 // No probe may return another user's memory, and the corpus keeps its
 // overall score (0.81, 58 of 72 checks, less 0.05).
 func TestMultiUserScenarios(t *testing.T) {
-	const path = "../../testdata/scenarios/multiuser.json"
+	_, r := runCorpus(t, "../../testdata/scenarios/multiuser.json")
+	for _, c := range r.Failures {
+		if c.Type == scenarios.CheckForbid {
+			t.Errorf("%s %s: %s (found %s)", c.Scenario, c.Where, c.Want, c.Found)
+		}
+	}
+	if got := r.Overall.All.Value(); got < 0.76 {
+		t.Errorf("overall score %.3f (%d of %d checks) is below 0.76", got, r.Overall.All.Pass, r.Overall.All.Total)
+	}
+}
+
+// runCorpus runs a scenario corpus end to end on a fresh embedded stack
+// and logs its report.
+func runCorpus(t *testing.T, path string) (scenarios.Corpus, scenarios.Report) {
+	t.Helper()
 	corpus, err := scenarios.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -82,12 +81,5 @@ func TestMultiUserScenarios(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log("\n" + b.String())
-	for _, c := range r.Failures {
-		if c.Type == scenarios.CheckForbid {
-			t.Errorf("%s %s: %s (found %s)", c.Scenario, c.Where, c.Want, c.Found)
-		}
-	}
-	if got := r.Overall.All.Value(); got < 0.76 {
-		t.Errorf("overall score %.3f (%d of %d checks) is below 0.76", got, r.Overall.All.Pass, r.Overall.All.Total)
-	}
+	return corpus, r
 }

@@ -8,9 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/service"
-	"github.com/hindsight-memory/hindsight/store/clickhouse"
 )
 
 func runExport(ctx context.Context, args []string, out io.Writer) error {
@@ -33,26 +31,11 @@ reaches the store as "hindsight sql" does: CLICKHOUSE_ADDR, a running
 		fs.Usage()
 		return errUsage
 	}
-	var store memory.EpisodicStore
-	if os.Getenv("CLICKHOUSE_ADDR") == "" {
-		st, err := clickhouse.Open(ctx, clickhouse.Config{
-			Addr: []string{*devAddr}, Protocol: clickhouse.HTTP, Database: envOr("CLICKHOUSE_DATABASE", ""),
-			Username: "hindsight", Password: readSQLToken(s.dataDir),
-			SkipMigrate: true, DialTimeout: time.Second,
-		})
-		if err == nil {
-			defer st.Close()
-			store = st
-		}
+	store, closeFn, err := openEpisodicLog(ctx, &s, *devAddr)
+	if err != nil {
+		return err
 	}
-	if store == nil {
-		st, closeFn, err := openClickHouse(ctx, &s, false)
-		if err != nil {
-			return err
-		}
-		defer closeFn()
-		store = st
-	}
+	defer closeFn()
 	x, err := service.Export(ctx, store, s.tenant, *user, time.Now())
 	if err != nil {
 		return err

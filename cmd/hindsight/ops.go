@@ -106,24 +106,31 @@ merge_decisions (see README).`, "CLICKHOUSE_ADDR", "CLICKHOUSE_DATABASE", "CLICK
 		return errUsage
 	}
 	opt := clickhouse.QueryOptions{Format: *format, MaxRows: *maxRows, Timeout: *timeout}
-	if os.Getenv("CLICKHOUSE_ADDR") == "" {
-		// A running dev server owns the data directory: ask it.
-		st, err := clickhouse.Open(ctx, clickhouse.Config{
-			Addr: []string{*devAddr}, Protocol: clickhouse.HTTP, Database: envOr("CLICKHOUSE_DATABASE", ""),
-			Username: "hindsight", Password: readSQLToken(s.dataDir),
-			SkipMigrate: true, DialTimeout: time.Second,
-		})
-		if err == nil {
-			defer st.Close()
-			return st.QueryReadOnly(ctx, query, out, opt)
-		}
-	}
-	st, closeFn, err := openClickHouse(ctx, &s, false)
+	st, closeFn, err := openEpisodicLog(ctx, &s, *devAddr)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
 	return st.QueryReadOnly(ctx, query, out, opt)
+}
+
+// openEpisodicLog opens the episodic log for reading, for operators: the
+// ClickHouse server at CLICKHOUSE_ADDR; else a running hindsight dev,
+// which owns the data directory, through its loopback endpoint at devAddr
+// (with the token it wrote there); else the embedded engine in the data
+// directory.
+func openEpisodicLog(ctx context.Context, s *stackFlags, devAddr string) (*clickhouse.Store, func() error, error) {
+	if os.Getenv("CLICKHOUSE_ADDR") == "" {
+		st, err := clickhouse.Open(ctx, clickhouse.Config{
+			Addr: []string{devAddr}, Protocol: clickhouse.HTTP, Database: envOr("CLICKHOUSE_DATABASE", ""),
+			Username: "hindsight", Password: readSQLToken(s.dataDir),
+			SkipMigrate: true, DialTimeout: time.Second,
+		})
+		if err == nil {
+			return st, st.Close, nil
+		}
+	}
+	return openClickHouse(ctx, s, false)
 }
 
 func runEval(ctx context.Context, args []string, out io.Writer) error {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hindsight-memory/hindsight/devserver"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/service"
@@ -42,36 +40,9 @@ func customerSession(id, user, day, preference string) map[string]any {
 // and forgetting one customer leaves the other and the shared lesson.
 func TestScopesEndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	tokens := filepath.Join(dir, "tokens")
-	if err := os.WriteFile(tokens, []byte("acme 0123456789abcdef-desk\nacme 0123456789abcdef-dana cust-dana\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	port, err := devserver.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("CLICKHOUSE_ADDR", "")
-	t.Setenv("MILVUS_ADDR", "")
-	t.Setenv("OPENAI_BASE_URL", "")
-	st, err := startDev(context.Background(), devOptions{
-		stack: stackFlags{dataDir: filepath.Join(dir, "data"), tenant: memory.DefaultTenant, taskQueue: "hindsight-e2e",
-			mcpAddr: "127.0.0.1:0", tokensFile: tokens, logLevel: "warn"},
-		temporalPort: port, uiPort: devserver.UIDisabled,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := startTestDevWith(t, filepath.Join(dir, "data"), withTokens(t, dir, "acme 0123456789abcdef-desk\nacme 0123456789abcdef-dana cust-dana\n"))
 	defer st.Close()
-	as := func(token string) *mcp.ClientSession {
-		c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "test"}, nil)
-		s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: st.mcpURL(), HTTPClient: mcpserver.BearerClient(token), DisableStandaloneSSE: true}, nil)
-		if err != nil {
-			t.Fatalf("connect: %v", err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	desk, dana := as("0123456789abcdef-desk"), as("0123456789abcdef-dana")
+	desk, dana := connectAs(t, st.mcpURL(), "0123456789abcdef-desk"), connectAs(t, st.mcpURL(), "0123456789abcdef-dana")
 
 	memoryOf := func(end mcpserver.EndOutput, kind memory.Kind, word string) string {
 		t.Helper()

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hindsight-memory/hindsight/devserver"
-	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/store/clickhouse"
 )
 
@@ -21,27 +20,13 @@ import (
 // and expects each refused and nothing created; hindsight sql's own reads,
 // with the token from the data directory, still work.
 func TestDevSQLEndpointRefusesAttacks(t *testing.T) {
-	dir := t.TempDir()
-	port, err := devserver.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
 	sqlPort, err := devserver.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", sqlPort)
-	t.Setenv("CLICKHOUSE_ADDR", "")
-	t.Setenv("MILVUS_ADDR", "")
-	t.Setenv("OPENAI_BASE_URL", "")
-	dataDir := filepath.Join(dir, "data")
-	st, err := startDev(context.Background(), devOptions{
-		stack:        stackFlags{dataDir: dataDir, tenant: memory.DefaultTenant, taskQueue: "hindsight-e2e", mcpAddr: "127.0.0.1:0", logLevel: "warn"},
-		temporalPort: port, uiPort: devserver.UIDisabled, clickhouseHTTP: addr,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dataDir := filepath.Join(t.TempDir(), "data")
+	st := startTestDevWith(t, dataDir, func(o *devOptions) { o.clickhouseHTTP = addr })
 	defer st.Close()
 	token := readSQLToken(dataDir)
 	if token == "" {
