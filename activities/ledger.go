@@ -1,6 +1,8 @@
 package activities
 
 import (
+	"time"
+
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 )
@@ -27,6 +29,12 @@ type LedgerState struct {
 	Recent  []LedgerReply   `json:"recent,omitempty"`
 }
 
+// WorkflowTaskTimeout bounds a workflow task of the workflows that carry
+// writes (sessions and ledgers): a replay and the decisions after it,
+// milliseconds of work. After a crash, a task the dead worker had taken is
+// handed to a live one after this rather than Temporal's default of 10 s.
+const WorkflowTaskTimeout = 5 * time.Second
+
 // LedgerStartOptions are the options every starter of a ledger uses: the
 // running ledger is reused, never duplicated.
 func LedgerStartOptions(tenant, taskQueue string) client.StartWorkflowOptions {
@@ -34,6 +42,7 @@ func LedgerStartOptions(tenant, taskQueue string) client.StartWorkflowOptions {
 		ID:                       LedgerWorkflowID(tenant),
 		TaskQueue:                taskQueue,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowTaskTimeout:      WorkflowTaskTimeout,
 		Memo:                     map[string]any{"tenant": tenant},
 	}
 }

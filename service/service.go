@@ -216,6 +216,7 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 		// A session that was distilled stays distilled; one whose
 		// distillation failed may be ended again.
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		WorkflowTaskTimeout:   activities.WorkflowTaskTimeout,
 		Memo:                  map[string]any{"tenant": tenant, "session_id": r.SessionID},
 	}
 	resp := EndResponse{WorkflowID: id, Status: "started", Events: len(stored)}

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -33,16 +34,22 @@ func NewWorker(c client.Client, taskQueue string, a *activities.Activities, m *m
 	if taskQueue == "" {
 		taskQueue = workflows.TaskQueue
 	}
-	w := worker.New(c, taskQueue, worker.Options{Interceptors: Interceptors(m)})
+	w := worker.New(c, taskQueue, worker.Options{
+		Interceptors: Interceptors(m),
+		// A workflow task meant for a dead worker's sticky cache moves to the
+		// shared queue after this (Temporal's default is 5 s): after a
+		// crash, every workflow the old process had cached pays it once.
+		StickyScheduleToStartTimeout: 2 * time.Second,
+	})
 	Register(w, a)
 	return w
 }
 
-// Interceptors are the workflow interceptors every Hindsight worker runs
-// (and a replayer must run too, for histories to match): workflow counts
-// into m, which may be nil.
+// Interceptors are the interceptors every Hindsight worker runs (and a
+// replayer must run too, for histories to match): workflow counts into m,
+// which may be nil, and heartbeats for running activities.
 func Interceptors(m *metrics.Metrics) []interceptor.WorkerInterceptor {
-	return []interceptor.WorkerInterceptor{&workflowMetrics{m: m}}
+	return []interceptor.WorkerInterceptor{&workflowMetrics{m: m}, &heartbeats{}}
 }
 
 // StartReindex starts the Reindex workflow into the runtime's next vector

@@ -42,7 +42,7 @@ func (in ConsolidateInput) withDefaults() ConsolidateInput {
 		in.PromoteAt = 3
 	}
 	if in.HeartbeatTimeout == 0 {
-		in.HeartbeatTimeout = time.Minute
+		in.HeartbeatTimeout = HeartbeatTimeout
 	}
 	return in
 }

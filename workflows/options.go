@@ -27,20 +27,29 @@ var retryPolicy = &temporal.RetryPolicy{
 	NonRetryableErrorTypes: NonRetryable,
 }
 
-// withStoreOptions is for activities that read or write the stores.
+// HeartbeatTimeout is how long an activity may go without a heartbeat
+// before the server takes its worker for dead and retries it elsewhere.
+// Every worker heartbeats for its running activities (worker.heartbeats),
+// so after a crash in-flight work resumes within this, not within the
+// activity's start-to-close timeout.
+const HeartbeatTimeout = 5 * time.Second
+
+// withStoreOptions is for activities that read or write the stores: a
+// minute bounds a slow store, and the heartbeat notices a dead worker.
 func withStoreOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 2 * time.Minute,
+		StartToCloseTimeout: time.Minute,
+		HeartbeatTimeout:    HeartbeatTimeout,
 		RetryPolicy:         retryPolicy,
 	})
 }
 
-// withModelOptions is for activities that may call an LLM: longer timeouts,
-// and a heartbeat so a stuck call is noticed.
+// withModelOptions is for activities that may call an LLM: a longer bound
+// for the calls, and the same heartbeat.
 func withModelOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
-		HeartbeatTimeout:    2 * time.Minute,
+		HeartbeatTimeout:    HeartbeatTimeout,
 		RetryPolicy:         retryPolicy,
 	})
 }

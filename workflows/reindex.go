@@ -54,7 +54,7 @@ func Reindex(ctx workflow.Context, in ReindexInput) (ReindexReport, error) {
 	rep.Tenants = len(tenants)
 	passCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 6 * time.Hour,
-		HeartbeatTimeout:    2 * time.Minute,
+		HeartbeatTimeout:    HeartbeatTimeout,
 		RetryPolicy:         retryPolicy,
 	})
 	pass := func(into *int, removed *int) error {
