@@ -2,18 +2,14 @@ package redact
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
 	"sync"
+
+	"github.com/hindsight-memory/hindsight/memory"
 )
 
 // Settings is where a deployment keeps its redaction key when none is
 // configured: the episodic store's settings, which every process reads.
-type Settings interface {
-	Setting(ctx context.Context, key string) (string, error)
-	PutSetting(ctx context.Context, key, value string) error
-}
+type Settings = memory.Settings
 
 // KeySetting names the deployment's redaction key in Settings.
 const KeySetting = "redaction.key"
@@ -22,22 +18,9 @@ const KeySetting = "redaction.key"
 // one (32 random bytes) on first use, so that every process hashes a
 // secret the same way.
 func FromSettings(ctx context.Context, s Settings, policy Policy) (*Redactor, error) {
-	key, err := s.Setting(ctx, KeySetting)
+	key, err := memory.DeploymentSecret(ctx, s, KeySetting)
 	if err != nil {
-		return nil, fmt.Errorf("read the redaction key: %w", err)
-	}
-	if key == "" {
-		b := make([]byte, 32)
-		if _, err := rand.Read(b); err != nil {
-			return nil, err
-		}
-		if err := s.PutSetting(ctx, KeySetting, hex.EncodeToString(b)); err != nil {
-			return nil, fmt.Errorf("store the redaction key: %w", err)
-		}
-		// Another process may have raced this one: use what was kept.
-		if key, err = s.Setting(ctx, KeySetting); err != nil {
-			return nil, err
-		}
+		return nil, err
 	}
 	return New([]byte(key), policy), nil
 }

@@ -161,7 +161,11 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 	st.service = service.New(scfg, st.runtime.Store, st.client, st.runtime.Engine, log)
 	mcp := mcpserver.New(st.service, mcpserver.Options{Version: version, Logger: log})
 	ops := opsMux(readiness{temporal: st.client, store: st.runtime.Store}, m)
-	st.http, err = listenHTTP(o.stack.mcpAddr, "the MCP server", "--mcp-addr", mcpMux(mcp, tokens, o.stack.tenant, ops), log)
+	sessions, err := mcpSessions(ctx, st.runtime.Store)
+	if err != nil {
+		return nil, err
+	}
+	st.http, err = listenHTTP(o.stack.mcpAddr, "the MCP server", "--mcp-addr", mcpMux(mcp, tokens, o.stack.tenant, sessions, ops), log)
 	if err != nil {
 		return nil, err
 	}

@@ -161,7 +161,11 @@ dev server's memory.`, append(stackEnvs, "HINDSIGHT_URL", "HINDSIGHT_TOKEN")...)
 	if *transport == "stdio" {
 		return mcpserver.ServeStdio(ctx, srv, s.tenant, os.Stdin, os.Stdout)
 	}
-	h, err := listenHTTP(s.mcpAddr, "the MCP server", "--mcp-addr", mcpMux(srv, tokens, s.tenant, opsMux(readiness{temporal: tc, store: rt.Store}, m)), log)
+	sessions, err := mcpSessions(ctx, rt.Store)
+	if err != nil {
+		return err
+	}
+	h, err := listenHTTP(s.mcpAddr, "the MCP server", "--mcp-addr", mcpMux(srv, tokens, s.tenant, sessions, opsMux(readiness{temporal: tc, store: rt.Store}, m)), log)
 	if err != nil {
 		return err
 	}

@@ -116,13 +116,26 @@ func (s *httpServer) Close() error {
 }
 
 // mcpMux serves the MCP endpoint at /mcp next to the ops endpoints.
-func mcpMux(s *mcpserver_.MCPServer, tokens *mcpserver.Tokens, tenant string, ops *http.ServeMux) http.Handler {
+func mcpMux(s *mcpserver_.MCPServer, tokens *mcpserver.Tokens, tenant string, sessions *mcpserver.Sessions, ops *http.ServeMux) http.Handler {
 	var origins []string
 	for o := range strings.SplitSeq(os.Getenv("HINDSIGHT_ALLOWED_ORIGINS"), ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			origins = append(origins, o)
 		}
 	}
-	ops.Handle("/mcp", mcpserver.HTTPHandler(s, "/mcp", tokens, tenant, origins...))
+	ops.Handle("/mcp", mcpserver.HTTPHandler(s, mcpserver.HTTPOptions{
+		Path: "/mcp", Tokens: tokens, DefaultTenant: tenant, Origins: origins, Sessions: sessions,
+	}))
 	return ops
+}
+
+// mcpSessions signs MCP session IDs with the deployment's key, kept in the
+// store's settings, so that sessions survive a restart and work on every
+// replica.
+func mcpSessions(ctx context.Context, settings memory.Settings) (*mcpserver.Sessions, error) {
+	key, err := memory.DeploymentSecret(ctx, settings, mcpserver.SessionKeySetting)
+	if err != nil {
+		return nil, err
+	}
+	return mcpserver.NewSessions([]byte(key)), nil
 }
