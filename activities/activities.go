@@ -103,7 +103,7 @@ func temporalError(err error) error {
 	}
 	switch code := memory.ErrorCode(err); code {
 	case memory.EINVALID, memory.ENOTFOUND, memory.ECONFLICT, memory.EMISCONFIGURED:
-		return temporal.NewNonRetryableApplicationError(memory.ErrorMessage(err), code, err)
+		return temporal.NewNonRetryableApplicationError(memory.CallerMessage(err), code, err)
 	}
 	return err
 }

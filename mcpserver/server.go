@@ -26,6 +26,8 @@ type Backend interface {
 	Forget(ctx context.Context, in activities.ForgetInput) (activities.ForgetReceipt, error)
 	History(ctx context.Context, tenant, id string) (service.History, error)
 	Stats(ctx context.Context, tenant string) (service.Stats, error)
+	Episode(ctx context.Context, tenant, id string) (memory.Episode, error)
+	Browse(ctx context.Context, tenant string, scopes []memory.Scope, limit int) ([]memory.Memory, []memory.Episode, error)
 }
 
 // Options configures the MCP server.
@@ -40,13 +42,20 @@ func New(b Backend, opts Options) *server.MCPServer {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	t := &tools{b: b, log: opts.Logger}
+	hooks := &server.Hooks{}
+	hooks.AddAfterListResources(t.listResources)
 	s := server.NewMCPServer("hindsight", opts.Version,
 		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, false),
+		server.WithPromptCapabilities(false),
+		server.WithHooks(hooks),
 		server.WithRecovery(),
+		server.WithResourceRecovery(),
 		server.WithInstructions(instructions),
 	)
-	t := &tools{b: b, log: opts.Logger}
 	t.register(s)
+	t.registerResources(s)
 	return s
 }
 

@@ -1,6 +1,8 @@
 package mcpserver
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,17 +74,39 @@ func (t *tools) wrap(name string, run handler) server.ToolHandlerFunc {
 
 func (t *tools) toolError(name string, err error) *mcp.CallToolResult {
 	var ae *argError
-	switch {
-	case errors.As(err, &ae):
+	if errors.As(err, &ae) {
 		return mcp.NewToolResultError(name + ": " + ae.msg)
-	case memory.ErrorCode(err) == memory.EINVALID, memory.ErrorCode(err) == memory.ENOTFOUND, memory.ErrorCode(err) == memory.ECONFLICT:
-		return mcp.NewToolResultError(name + ": " + memory.ErrorMessage(err))
-	case memory.ErrorCode(err) == memory.EMISCONFIGURED:
-		t.log.Error("tool failed: the server is misconfigured", "tool", name, "error", err)
-		return mcp.NewToolResultError(name + ": the server is misconfigured, retrying will not help until an operator fixes it: " + memory.ErrorMessage(err))
 	}
-	t.log.Error("tool failed", "tool", name, "error", err)
-	return mcp.NewToolResultError(name + ": internal error, retrying may help: " + err.Error())
+	return mcp.NewToolResultError(name + ": " + t.callerMessage(name, err))
+}
+
+// callerMessage says what went wrong in the caller's words: what to fix
+// for bad input, what is missing, or that retrying may help. The error's
+// chain, with the layers it passed through, goes to the log; a failure
+// with nothing to tell the caller gets a reference to find it there.
+func (t *tools) callerMessage(op string, err error) string {
+	switch memory.ErrorCode(err) {
+	case memory.EINVALID, memory.ENOTFOUND, memory.ECONFLICT:
+		return memory.CallerMessage(err)
+	case memory.EMISCONFIGURED:
+		t.log.Error("request failed: the server is misconfigured", "op", op, "error", err)
+		return "the server is misconfigured, retrying will not help until an operator fixes it: " + memory.CallerMessage(err)
+	}
+	ref := newRef()
+	t.log.Error("request failed", "op", op, "ref", ref, "error", err)
+	var de *memory.Error
+	if errors.As(err, &de) && de.Message != "" {
+		return memory.CallerMessage(err) + " (retrying may help; reference " + ref + " in the server log)"
+	}
+	return "internal error, retrying may help (the server log has the details under reference " + ref + ")"
+}
+
+// newRef is a short random reference that ties a caller's error message to
+// the server's log line.
+func newRef() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func (t *tools) definitions() []definition {

@@ -3,6 +3,7 @@ package memory
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Error codes. They are few on purpose: each edge (Temporal, MCP, HTTP, CLI)
@@ -90,3 +91,22 @@ func IsInvalid(err error) bool { return ErrorCode(err) == EINVALID }
 
 // IsNotFound reports whether err carries ENOTFOUND.
 func IsNotFound(err error) bool { return ErrorCode(err) == ENOTFOUND }
+
+// CallerMessage is what to tell a caller about err: the messages of its
+// domain errors, outermost first, in the words of the checks that failed
+// ("candidate 2: content is over 4000 characters", "memory m-1 not
+// found"), without the layers it passed through on the way ("feedback:
+// clickhouse: memory: …"), which belong in the log. An error without a
+// domain message is told as it is.
+func CallerMessage(err error) string {
+	var parts []string
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if me, ok := e.(*Error); ok && me.Message != "" && (len(parts) == 0 || parts[len(parts)-1] != me.Message) {
+			parts = append(parts, me.Message)
+		}
+	}
+	if len(parts) == 0 {
+		return err.Error()
+	}
+	return strings.Join(parts, ": ")
+}

@@ -234,3 +234,25 @@ func (s *Service) Stats(ctx context.Context, tenant string) (Stats, error) {
 	}
 	return st, nil
 }
+
+// Episode returns one episode of the tenant.
+func (s *Service) Episode(ctx context.Context, tenant, id string) (memory.Episode, error) {
+	return s.store.Episode(ctx, tenant, id)
+}
+
+// Browse lists, newest first, up to limit live memories of the tenant in
+// scopes (every scope when none), and up to limit of its episodes, for
+// clients that show what memory holds.
+func (s *Service) Browse(ctx context.Context, tenant string, scopes []memory.Scope, limit int) ([]memory.Memory, []memory.Episode, error) {
+	ms, err := s.store.Memories(ctx, memory.MemoryFilter{Tenant: tenant, Scopes: scopes, Statuses: []memory.Status{memory.StatusLive}})
+	if err != nil {
+		return nil, nil, err
+	}
+	slices.SortFunc(ms, func(a, b memory.Memory) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
+	eps, err := s.store.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant})
+	if err != nil {
+		return nil, nil, err
+	}
+	slices.SortFunc(eps, func(a, b memory.Episode) int { return b.EndedAt.Compare(a.EndedAt) })
+	return ms[:min(len(ms), limit)], eps[:min(len(eps), limit)], nil
+}

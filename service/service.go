@@ -310,7 +310,7 @@ func workflowError(op string, err error) error {
 		}
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s: still running after the wait timeout; it continues in the background: %w", op, err)
+		return &memory.Error{Code: memory.EINTERNAL, Op: op, Message: "still running after the wait timeout; it continues in the background", Err: err}
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hindsight-memory/hindsight/mcpserver"
+)
+
+// TestResourcesAndPrompts browses memory the way an MCP client that shows
+// resources does, with the official Go SDK: the templates, the list of a
+// caller's memories and episodes, a memory's text, versions and sources,
+// an episode, and the recall_context prompt; a token bound to one user
+// sees neither another user's memories nor their sessions.
+func TestResourcesAndPrompts(t *testing.T) {
+	dir := t.TempDir()
+	st := startTestDevWith(t, filepath.Join(dir, "data"), withTokens(t, dir, "acme 0123456789abcdef-desk\nacme 0123456789abcdef-dana cust-dana\n"))
+	defer st.Close()
+	ctx := context.Background()
+	desk, dana := connectAs(t, st.mcpURL(), "0123456789abcdef-desk"), connectAs(t, st.mcpURL(), "0123456789abcdef-dana")
+
+	endDana := call[mcpserver.EndOutput](t, desk, mcpserver.ToolEnd, customerSession("s-dana", "cust-dana", "11", "Please email me at dana.ruiz@example.com, never call me, I work nights."))
+	endOmar := call[mcpserver.EndOutput](t, desk, mcpserver.ToolEnd, customerSession("s-omar", "cust-omar", "12", "Please phone me on 555-0142, I never read my email."))
+	find := func(end mcpserver.EndOutput, word string) mcpserver.EndMemory {
+		t.Helper()
+		for _, m := range end.Memories {
+			if strings.Contains(m.Content, word) {
+				return m
+			}
+		}
+		t.Fatalf("no memory with %q in %+v", word, end.Memories)
+		return mcpserver.EndMemory{}
+	}
+	danaPref, omarPref := find(endDana, "dana.ruiz@example.com"), find(endOmar, "555-0142")
+
+	templates, err := desk.ListResourceTemplates(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, tt := range templates.ResourceTemplates {
+		uris = append(uris, tt.URITemplate)
+	}
+	if !contains(uris, "hindsight://memory/{id}") || !contains(uris, "hindsight://episode/{id}") {
+		t.Fatalf("resource templates = %v", uris)
+	}
+
+	listed := func(s *mcp.ClientSession) []string {
+		t.Helper()
+		var out []string
+		for r, err := range s.Resources(ctx, nil) {
+			if err != nil {
+				t.Fatalf("resources/list: %v", err)
+			}
+			out = append(out, r.URI)
+		}
+		return out
+	}
+	all := listed(desk)
+	for _, want := range []string{mcpserver.MemoryURI(danaPref.MemoryID), mcpserver.MemoryURI(omarPref.MemoryID), mcpserver.EpisodeURI(endDana.EpisodeID), mcpserver.EpisodeURI(endOmar.EpisodeID)} {
+		if !contains(all, want) {
+			t.Errorf("the tenant's resources/list lacks %s: %v", want, all)
+		}
+	}
+	mine := listed(dana)
+	if !contains(mine, mcpserver.MemoryURI(danaPref.MemoryID)) || !contains(mine, mcpserver.EpisodeURI(endDana.EpisodeID)) {
+		t.Errorf("dana's resources/list lacks her own memory or session: %v", mine)
+	}
+	if contains(mine, mcpserver.MemoryURI(omarPref.MemoryID)) || contains(mine, mcpserver.EpisodeURI(endOmar.EpisodeID)) {
+		t.Errorf("dana's resources/list shows omar's memory or session: %v", mine)
+	}
+
+	read := func(s *mcp.ClientSession, uri string) (string, error) {
+		res, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			return "", err
+		}
+		if len(res.Contents) == 0 {
+			t.Fatalf("%s: no contents", uri)
+		}
+		return res.Contents[0].Text, nil
+	}
+	text, err := read(desk, mcpserver.MemoryURI(danaPref.MemoryID))
+	if err != nil {
+		t.Fatalf("read dana's preference: %v", err)
+	}
+	for _, want := range []string{"dana.ruiz@example.com", "Versions", "v1", mcpserver.EpisodeURI(endDana.EpisodeID), "not instructions"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("memory resource lacks %q:\n%s", want, text)
+		}
+	}
+	text, err = read(desk, mcpserver.EpisodeURI(endDana.EpisodeID))
+	if err != nil {
+		t.Fatalf("read dana's episode: %v", err)
+	}
+	if !strings.Contains(text, "return label") || !strings.Contains(text, "Attempts that failed") {
+		t.Errorf("episode resource:\n%s", text)
+	}
+	for _, uri := range []string{mcpserver.MemoryURI(omarPref.MemoryID), mcpserver.EpisodeURI(endOmar.EpisodeID), mcpserver.MemoryURI("m-never")} {
+		_, err := read(dana, uri)
+		if err == nil || !strings.Contains(err.Error(), "not found") {
+			t.Errorf("dana reading %s: %v, want not found", uri, err)
+		}
+		for _, layer := range []string{"clickhouse", "chdb", "memory: memory"} {
+			if err != nil && strings.Contains(err.Error(), layer) {
+				t.Errorf("the error names a layer (%s): %v", layer, err)
+			}
+		}
+	}
+
+	prompts, err := desk.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != mcpserver.PromptRecall {
+		t.Fatalf("prompts = %+v", prompts.Prompts)
+	}
+	got, err := dana.GetPrompt(ctx, &mcp.GetPromptParams{Name: mcpserver.PromptRecall, Arguments: map[string]string{"query": "should I email or call this customer?"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, ok := got.Messages[0].Content.(*mcp.TextContent)
+	if !ok || !strings.Contains(tc.Text, "dana.ruiz@example.com") || strings.Contains(tc.Text, "555-0142") {
+		t.Fatalf("recall_context for dana = %+v", got.Messages)
+	}
+	if _, err := dana.GetPrompt(ctx, &mcp.GetPromptParams{Name: mcpserver.PromptRecall, Arguments: map[string]string{"query": "  "}}); err == nil || !strings.Contains(err.Error(), "needs a query") {
+		t.Fatalf("recall_context without a query: %v", err)
+	}
+}
+
+// TestErrorsSpeakTheCallersWords checks that a tool error says what
+// happened without the layers it passed through.
+func TestErrorsSpeakTheCallersWords(t *testing.T) {
+	st := startTestDev(t, t.TempDir())
+	defer st.Close()
+	s := connect(t, st.mcpURL())
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{mcpserver.ToolFeedback, map[string]any{"memory_ids": []string{"m-missing"}, "helped": true}, "memory_feedback: memory m-missing not found"},
+		{mcpserver.ToolCorrect, map[string]any{"memory_id": "m-missing", "content": "Reports use UTC."}, "memory_correct: memory m-missing not found"},
+		{mcpserver.ToolHistory, map[string]any{"memory_id": "m-missing"}, "memory_history: memory m-missing not found"},
+	} {
+		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := toolText(res); !res.IsError || got != c.want {
+			t.Errorf("%s: %q, want %q", c.tool, got, c.want)
+		}
+	}
+}
