@@ -1,9 +1,9 @@
 package mcpserver
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,7 +42,11 @@ type handler func(ctx context.Context, tenant string, a args) (any, string, erro
 
 func (t *tools) register(s *server.MCPServer) {
 	for _, d := range t.definitions() {
-		s.AddTool(d.tool, t.wrap(d.tool.Name, d.run))
+		schema, err := portableOutput(&d.tool)
+		if err != nil {
+			panic(fmt.Sprintf("mcpserver: output schema of %s: %v", d.tool.Name, err))
+		}
+		s.AddTool(d.tool, t.wrap(d.tool.Name, schema, d.run))
 	}
 }
 
@@ -54,7 +58,7 @@ type definition struct {
 // wrap turns a handler into an MCP tool handler: it finds the tenant,
 // parses arguments leniently, and maps errors to tool errors whose text
 // says what to fix (bad input) or that retrying may help (anything else).
-func (t *tools) wrap(name string, run handler) server.ToolHandlerFunc {
+func (t *tools) wrap(name string, schema map[string]any, run handler) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		tenant := TenantFrom(ctx)
 		if tenant == "" {
@@ -65,6 +69,9 @@ func (t *tools) wrap(name string, run handler) server.ToolHandlerFunc {
 			a = args{}
 		}
 		out, text, err := run(ctx, tenant, a)
+		if err == nil {
+			out, err = structured(out, schema)
+		}
 		if err != nil {
 			return t.toolError(name, err), nil
 		}
@@ -107,6 +114,14 @@ func newRef() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// jsonValue is the schema of an argument that takes JSON as text or as a
+// value (a tool's arguments and result): any of the three, said with
+// anyOf rather than an empty schema, which strict validators refuse.
+var jsonValue = map[string]any{
+	"description": "JSON, as text or as a value.",
+	"anyOf":       []any{map[string]any{"type": "string"}, map[string]any{"type": "object"}, map[string]any{"type": "array"}},
 }
 
 func (t *tools) definitions() []definition {
@@ -181,7 +196,7 @@ func (t *tools) definitions() []definition {
 				mcp.Items(map[string]any{"type": "object", "properties": map[string]any{
 					"role":    map[string]any{"type": "string", "enum": []string{"user", "assistant", "tool", "system"}},
 					"content": map[string]any{"type": "string"}, "ts": map[string]any{"type": "string"},
-					"tool_name": map[string]any{"type": "string"}, "tool_args": map[string]any{}, "tool_result": map[string]any{}, "error": map[string]any{"type": "string"},
+					"tool_name": map[string]any{"type": "string"}, "tool_args": jsonValue, "tool_result": jsonValue, "error": map[string]any{"type": "string"},
 				}, "required": []string{"role"}})),
 			mcp.WithString("task", mcp.Description("What the task was, in one sentence.")),
 			mcp.WithString("outcome", mcp.Description("How it ended."), mcp.Enum("success", "partial", "failure", "unknown")),
