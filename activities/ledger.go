@@ -15,6 +15,10 @@ const (
 	SignalLedgerRequest = "ledger-request"
 	SignalLedgerReply   = "ledger-reply"
 	UpdateLedgerApply   = "apply"
+	// UpdateLedgerApplyBatch takes several requests in one update, so that
+	// a burst of clients stays under Temporal's limit of concurrent
+	// updates per workflow.
+	UpdateLedgerApplyBatch = "apply-batch"
 )
 
 // LedgerWorkflowID is the ID of a tenant's ledger: one per tenant, so that

@@ -61,6 +61,7 @@ type Service struct {
 	clock    func() time.Time
 
 	sessions sync.Map // tenant/session → *sync.Mutex, orders memory_log appends
+	ledgers  *ledgerQueue
 
 	red redact.Once
 }
@@ -76,7 +77,8 @@ func New(cfg Config, store memory.EpisodicStore, tc client.Client, r Recaller, l
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{cfg: cfg, store: store, temporal: tc, recall: r, log: log, clock: time.Now}
+	return &Service{cfg: cfg, store: store, temporal: tc, recall: r, log: log, clock: time.Now,
+		ledgers: newLedgerQueue(sendBatch(tc, cfg.TaskQueue), cfg.WaitTimeout)}
 }
 
 // Recall returns the memories most relevant to q.
@@ -251,8 +253,17 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 
 // ledger sends one request to the tenant's ledger and, once it is
 // applied, makes recall see the change.
+// Requests go through the process's ledger queue (see ledgerQueue).
 func (s *Service) ledger(ctx context.Context, req activities.LedgerRequest) (activities.LedgerReply, error) {
-	reply, err := CallLedger(ctx, s.temporal, s.cfg.TaskQueue, req, s.cfg.WaitTimeout)
+	if req.ID == "" {
+		req.ID = string(req.Op) + "/" + newID()
+	}
+	if err := req.Validate(); err != nil {
+		return activities.LedgerReply{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.WaitTimeout)
+	defer cancel()
+	reply, err := s.ledgers.call(ctx, req)
 	if err != nil {
 		return reply, err
 	}

@@ -52,6 +52,45 @@ func MemoryLedger(ctx workflow.Context, st activities.LedgerState) error {
 	if err != nil {
 		return err
 	}
+	err = workflow.SetUpdateHandlerWithOptions(ctx, activities.UpdateLedgerApplyBatch,
+		func(ctx workflow.Context, reqs []activities.LedgerRequest) ([]activities.LedgerReply, error) {
+			for _, req := range reqs {
+				l.enqueue(req)
+			}
+			answered := func() bool {
+				for _, req := range reqs {
+					if _, ok := l.done[req.ID]; !ok {
+						return false
+					}
+				}
+				return true
+			}
+			if err := workflow.Await(ctx, answered); err != nil {
+				return nil, err
+			}
+			replies := make([]activities.LedgerReply, len(reqs))
+			for i, req := range reqs {
+				replies[i] = l.done[req.ID]
+			}
+			return replies, nil
+		},
+		// An invalid request gets an error reply of its own (applyRequest
+		// validates each); only a batch that is not for this ledger, or
+		// empty, is refused whole.
+		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, reqs []activities.LedgerRequest) error {
+			if len(reqs) == 0 {
+				return temporal.NewApplicationError("empty batch", memory.EINVALID)
+			}
+			for _, req := range reqs {
+				if req.Tenant != st.Tenant || req.ID == "" {
+					return temporal.NewApplicationError("request "+req.ID+" for tenant "+req.Tenant+" sent to the ledger of "+st.Tenant, memory.EINVALID)
+				}
+			}
+			return nil
+		}})
+	if err != nil {
+		return err
+	}
 
 	processed := 0
 	for {

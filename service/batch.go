@@ -1,0 +1,180 @@
+package service
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/workflows"
+)
+
+const (
+	// ledgerUpdatesInFlight is how many updates one process keeps open
+	// against a tenant's ledger at once. Temporal refuses more than 10 per
+	// workflow (ResourceExhausted); this leaves room for a second replica
+	// and for the CLI.
+	ledgerUpdatesInFlight = 4
+	// ledgerBatchMax and ledgerBatchBytes bound one update: requests, and
+	// their JSON size, well under Temporal's 2 MB payload limit.
+	ledgerBatchMax   = 32
+	ledgerBatchBytes = 512 << 10
+)
+
+// batchSender sends one batch of requests for a tenant to its ledger and
+// returns a reply for each, in order.
+type batchSender func(ctx context.Context, tenant string, reqs []activities.LedgerRequest) ([]activities.LedgerReply, error)
+
+// ledgerQueue funnels a process's requests to each tenant's ledger: at most
+// ledgerUpdatesInFlight updates per tenant at a time, and requests that
+// arrive while those run wait in a queue and go together in the next
+// update. A burst of clients thus queues here, in order, rather than
+// being refused by Temporal and retried against its limit.
+type ledgerQueue struct {
+	send    batchSender
+	timeout time.Duration
+
+	mu      sync.Mutex
+	tenants map[string]*tenantQueue
+}
+
+type tenantQueue struct {
+	pending  []*ledgerCall
+	inFlight int
+}
+
+type ledgerCall struct {
+	req   activities.LedgerRequest
+	size  int
+	done  chan struct{}
+	reply activities.LedgerReply
+	err   error
+}
+
+func newLedgerQueue(send batchSender, timeout time.Duration) *ledgerQueue {
+	return &ledgerQueue{send: send, timeout: timeout, tenants: map[string]*tenantQueue{}}
+}
+
+// call queues req and waits for its reply, or for ctx. A caller that gives
+// up leaves its request queued: requests are idempotent by ID, and the
+// reply is kept by the ledger for a retry.
+func (q *ledgerQueue) call(ctx context.Context, req activities.LedgerRequest) (activities.LedgerReply, error) {
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return activities.LedgerReply{}, err
+	}
+	c := &ledgerCall{req: req, size: len(raw), done: make(chan struct{})}
+	q.mu.Lock()
+	tq := q.tenants[req.Tenant]
+	if tq == nil {
+		tq = &tenantQueue{}
+		q.tenants[req.Tenant] = tq
+	}
+	tq.pending = append(tq.pending, c)
+	if tq.inFlight < ledgerUpdatesInFlight {
+		tq.inFlight++
+		go q.drain(req.Tenant, tq)
+	}
+	q.mu.Unlock()
+	select {
+	case <-c.done:
+		return c.reply, c.err
+	case <-ctx.Done():
+		return activities.LedgerReply{}, &memory.Error{Code: memory.EINTERNAL, Op: string(req.Op),
+			Message: "still queued for the tenant's ledger when the wait ended; it is applied in the background", Err: ctx.Err()}
+	}
+}
+
+// drain sends the tenant's queued requests, a batch at a time, until none
+// are left.
+func (q *ledgerQueue) drain(tenant string, tq *tenantQueue) {
+	for {
+		q.mu.Lock()
+		batch := takeBatch(tq)
+		if len(batch) == 0 {
+			tq.inFlight--
+			if tq.inFlight == 0 && len(tq.pending) == 0 {
+				delete(q.tenants, tenant)
+			}
+			q.mu.Unlock()
+			return
+		}
+		q.mu.Unlock()
+
+		reqs := make([]activities.LedgerRequest, len(batch))
+		for i, c := range batch {
+			reqs[i] = c.req
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), q.timeout)
+		replies, err := q.send(ctx, tenant, reqs)
+		cancel()
+		for i, c := range batch {
+			switch {
+			case err != nil:
+				c.err = err
+			case i < len(replies):
+				c.reply = replies[i]
+				if c.reply.Error != "" {
+					c.err = &memory.Error{Code: c.reply.Code, Op: string(c.req.Op), Message: c.reply.Error}
+				}
+			default:
+				c.err = &memory.Error{Code: memory.EINTERNAL, Op: string(c.req.Op), Message: "the ledger answered a batch without a reply for this request"}
+			}
+			close(c.done)
+		}
+	}
+}
+
+// takeBatch removes from the queue's head what one update may carry.
+func takeBatch(tq *tenantQueue) []*ledgerCall {
+	n, size := 0, 0
+	for n < len(tq.pending) && n < ledgerBatchMax {
+		if n > 0 && size+tq.pending[n].size > ledgerBatchBytes {
+			break
+		}
+		size += tq.pending[n].size
+		n++
+	}
+	batch := tq.pending[:n:n]
+	tq.pending = tq.pending[n:]
+	return batch
+}
+
+// sendBatch is the batchSender of a Temporal client: one UpdateWithStart
+// carrying every request of the batch, under an update ID derived from
+// their IDs, so that a retried batch is deduplicated like a retried
+// request.
+func sendBatch(tc client.Client, taskQueue string) batchSender {
+	return func(ctx context.Context, tenant string, reqs []activities.LedgerRequest) ([]activities.LedgerReply, error) {
+		h := sha256.New()
+		for _, r := range reqs {
+			h.Write([]byte(r.ID))
+			h.Write([]byte{0})
+		}
+		start := tc.NewWithStartWorkflowOperation(activities.LedgerStartOptions(tenant, taskQueue),
+			workflows.MemoryLedger, activities.LedgerState{Tenant: tenant})
+		u, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+			StartWorkflowOperation: start,
+			UpdateOptions: client.UpdateWorkflowOptions{
+				UpdateID:     "batch/" + hex.EncodeToString(h.Sum(nil)[:16]),
+				UpdateName:   activities.UpdateLedgerApplyBatch,
+				Args:         []any{reqs},
+				WaitForStage: client.WorkflowUpdateStageCompleted,
+			},
+		})
+		if err != nil {
+			return nil, workflowError(string(reqs[0].Op), err)
+		}
+		var replies []activities.LedgerReply
+		if err := u.Get(ctx, &replies); err != nil {
+			return nil, workflowError(string(reqs[0].Op), err)
+		}
+		return replies, nil
+	}
+}

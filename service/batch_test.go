@@ -1,0 +1,88 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hindsight-memory/hindsight/activities"
+)
+
+// TestLedgerQueueStaysUnderTheUpdateLimit sends a burst of 200 requests
+// for one tenant through the queue to a ledger that takes its time: at
+// most ledgerUpdatesInFlight updates are ever open at once (Temporal
+// refuses the eleventh), requests that waited go together, and every
+// caller gets its own reply, invalid ones their own error.
+func TestLedgerQueueStaysUnderTheUpdateLimit(t *testing.T) {
+	var open, most, updates atomic.Int32
+	release := make(chan struct{})
+	var once sync.Once
+	send := func(ctx context.Context, tenant string, reqs []activities.LedgerRequest) ([]activities.LedgerReply, error) {
+		n := open.Add(1)
+		defer open.Add(-1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		updates.Add(1)
+		<-release
+		out := make([]activities.LedgerReply, len(reqs))
+		for i, r := range reqs {
+			out[i] = activities.LedgerReply{RequestID: r.ID}
+			if r.Content == "bad" {
+				out[i].Code, out[i].Error = "invalid", "content: bad"
+			}
+		}
+		return out, nil
+	}
+	q := newLedgerQueue(send, time.Minute)
+	const n = 200
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	replies := make([]activities.LedgerReply, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := activities.LedgerRequest{ID: fmt.Sprintf("store/%03d", i), Tenant: "acme", Op: activities.OpCorrect}
+			if i%50 == 7 {
+				req.Content = "bad"
+			}
+			replies[i], errs[i] = q.call(context.Background(), req)
+		}()
+		if i == n/2 {
+			// Let the first updates through while the burst goes on.
+			once.Do(func() { close(release) })
+		}
+	}
+	wg.Wait()
+	if m := most.Load(); m > ledgerUpdatesInFlight {
+		t.Fatalf("%d updates were open at once, want at most %d", m, ledgerUpdatesInFlight)
+	}
+	if u := updates.Load(); u >= n {
+		t.Fatalf("%d updates for %d requests: nothing was batched", u, n)
+	}
+	for i := range n {
+		want := fmt.Sprintf("store/%03d", i)
+		if i%50 == 7 {
+			if errs[i] == nil {
+				t.Errorf("request %d: no error for its invalid content", i)
+			}
+			continue
+		}
+		if errs[i] != nil || replies[i].RequestID != want {
+			t.Errorf("request %d: reply %q, error %v", i, replies[i].RequestID, errs[i])
+		}
+	}
+	t.Logf("%d requests in %d updates, at most %d open at once", n, updates.Load(), most.Load())
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.tenants) != 0 {
+		t.Fatalf("the queue kept %d idle tenants", len(q.tenants))
+	}
+}
