@@ -1,10 +1,12 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 
 	"go.temporal.io/sdk/client"
@@ -99,6 +101,7 @@ type Runtime struct {
 	Logger  *slog.Logger
 
 	gens    *generations
+	parts   []Part
 	closers []func() error
 	stop    context.CancelFunc
 }
@@ -226,8 +229,12 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 	if err != nil {
 		return nil, err
 	}
-	log.Info("hindsight assembled", "embedder", rt.Embedder.Model(), "vector_generation", rt.gens.Active().Name, "extractor", fmt.Sprintf("%T", rt.Extractor),
-		"judge", fmt.Sprintf("%T", rt.Judge), "merge_threshold", rt.mergeThreshold())
+	rt.parts = describeParts(cfg, rt)
+	attrs := []any{"merge_threshold", rt.mergeThreshold()}
+	for _, p := range rt.parts {
+		attrs = append(attrs, strings.ReplaceAll(p.Name, " ", "_"), p.What)
+	}
+	log.Info("hindsight assembled", attrs...)
 	return rt, nil
 }
 
@@ -270,4 +277,57 @@ func (rt *Runtime) mergeThreshold() float64 {
 		return rt.Merge.Threshold
 	}
 	return merge.ThresholdFor(rt.Embedder.Model())
+}
+
+// Part is one part of a running Hindsight, named for people.
+type Part struct {
+	Name, What string
+}
+
+// Parts names the runtime's parts for a start-up banner: what stores the
+// episodic log and the vectors, and what reads the sessions.
+func (rt *Runtime) Parts() []Part {
+	return rt.parts
+}
+
+func describeParts(cfg Config, rt *Runtime) []Part {
+	var store string
+	switch {
+	case rt.ChDB != nil:
+		store = rt.ChDB.Describe()
+	case cfg.ClickHouse != nil:
+		store = "ClickHouse at " + clickhouseAddr(*cfg.ClickHouse)
+	case cfg.MemoryStore:
+		store = "in memory (kept until the process stops)"
+	default:
+		store = fmt.Sprintf("%T", rt.Store)
+	}
+	index := "in memory (kept until the process stops)"
+	switch {
+	case cfg.Milvus != nil:
+		index = "Milvus at " + cfg.Milvus.Address
+	case cfg.Local != nil:
+		index = "local vector index in " + cfg.Local.Dir
+	}
+	reader := "offline: learned classifiers and the lexical judge (no LLM)"
+	if cfg.OpenAI != nil {
+		reader = "LLM " + cmp.Or(cfg.OpenAI.Model, openai.DefaultModel) + " at " + cmp.Or(cfg.OpenAI.BaseURL, openai.DefaultBaseURL)
+	}
+	return []Part{
+		{"episodic store", store},
+		{"vector index", index + " (generation " + rt.gens.Active().Name + ")"},
+		{"embedder", rt.Embedder.Model()},
+		{"extraction and merge judge", reader},
+	}
+}
+
+// clickhouseAddr is where a ClickHouse config points, without credentials.
+func clickhouseAddr(c clickhouse.Config) string {
+	if c.DSN != "" {
+		if u, err := url.Parse(c.DSN); err == nil {
+			return u.Scheme + "://" + u.Host + u.Path
+		}
+		return "(a DSN)"
+	}
+	return strings.Join(c.Addr, ", ")
 }

@@ -205,9 +205,9 @@ func (st *devStack) printEndpoints(w io.Writer) {
 	if st.chHTTP != nil {
 		fmt.Fprintf(tw, "  ClickHouse HTTP (hindsight sql)\thttp://%s\n", st.chHTTP.Addr())
 	}
-	fmt.Fprintf(tw, "  episodic store\t%T\n", st.runtime.Store)
-	fmt.Fprintf(tw, "  vector index\t%T\n", st.runtime.Index)
-	fmt.Fprintf(tw, "  embedder\t%s\n", st.runtime.Embedder.Model())
+	for _, p := range st.runtime.Parts() {
+		fmt.Fprintf(tw, "  %s\t%s\n", p.Name, p.What)
+	}
 	tw.Flush()
 	fmt.Fprintln(w, "Press Ctrl-C to stop.")
 }

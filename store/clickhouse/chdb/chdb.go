@@ -89,3 +89,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(resp.StatusCode)
 	io.Copy(w, resp.Body) // the client went away if this fails; nothing to tell it
 }
+
+// Describe names the store for people: "embedded ClickHouse (chDB 26.7.3)
+// in ./data/clickhouse".
+func (s *Store) Describe() string {
+	v := ""
+	if s.eng.lib.version != nil {
+		v = " " + s.eng.lib.libVersion()
+	}
+	return "embedded ClickHouse (chDB" + v + ") in " + s.eng.dir
+}
