@@ -34,7 +34,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	sc := cfg.Store
-	sc.Transport = &transport{eng: eng}
+	database := sc.WithDefaults().Database
+	sc.Transport = &transport{eng: eng, database: database}
 	sc.Protocol = clickhouse.HTTP
 	sc.MaxOpenConns, sc.MaxIdleConns = cfg.Sessions, cfg.Sessions
 	st, err := clickhouse.Open(ctx, sc)
@@ -42,7 +43,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		eng.release()
 		return nil, err
 	}
-	return &Store{Store: st, eng: eng}, nil
+	return &Store{Store: st, eng: eng, database: database}, nil
 }
 
 // Store is the ClickHouse adapter running on the embedded engine. It has
@@ -50,7 +51,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 // last store on it is closed.
 type Store struct {
 	*clickhouse.Store
-	eng *engine
+	eng      *engine
+	database string
 }
 
 var _ memory.EpisodicStore = (*Store)(nil)
@@ -63,11 +65,11 @@ func (s *Store) Close() error {
 }
 
 // Handler serves ClickHouse's HTTP interface from the engine this store
-// runs on, so that other processes (clickhouse-go with Protocol HTTP, or
+// runs on, in the store's database unless a request names another, so that other processes (clickhouse-go with Protocol HTTP, or
 // curl) can reach a data directory that only this process may open. Mount
 // it on a loopback listener only: it applies no authentication.
 func (s *Store) Handler() http.Handler {
-	return &handler{rt: &transport{eng: s.eng}}
+	return &handler{rt: &transport{eng: s.eng, database: s.database}}
 }
 
 type handler struct{ rt *transport }

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -175,5 +177,55 @@ func TestParseRequest(t *testing.T) {
 		if _, err := parseRequest(req); err == nil {
 			t.Errorf("%s: parseRequest accepted %s", name, url)
 		}
+	}
+}
+
+// TestHandlerAnswersInTheStoresDatabase sends 300 concurrent requests
+// that name no database through the HTTP handler, read-only and not, while
+// the store works on its own sessions: every one runs in the store's
+// database, whichever pooled or fresh session serves it.
+func TestHandlerAnswersInTheStoresDatabase(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	defer s.Close()
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	const n = 300
+	var wg sync.WaitGroup
+	answers := make(chan string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			url := srv.URL + "/?default_format=TSV"
+			if i%3 == 0 {
+				url += "&readonly=1"
+			}
+			if i%5 == 0 {
+				// The store's own work, on the pool, in between.
+				if _, err := s.Tenants(context.Background()); err != nil {
+					answers <- "store: " + err.Error()
+					return
+				}
+			}
+			resp, err := http.Post(url, "text/plain", strings.NewReader("SELECT currentDatabase()"))
+			if err != nil {
+				answers <- err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			answers <- strings.TrimSpace(string(b))
+		}()
+	}
+	wg.Wait()
+	close(answers)
+	wrong := map[string]int{}
+	for a := range answers {
+		if a != "hindsight" {
+			wrong[a]++
+		}
+	}
+	if len(wrong) > 0 {
+		t.Fatalf("requests without a database answered elsewhere: %v", wrong)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"compress/zlib"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -44,7 +45,14 @@ import (
 // with revision 0, and the driver then reads exactly what chDB writes.
 type transport struct {
 	eng *engine
+	// database is where a request that names none runs. Without it, such
+	// a request would run in whatever database its pooled session last
+	// used: "default" on a fresh session, the store's on a reused one.
+	database string
 }
+
+// codeUnknownDatabase is ClickHouse's UNKNOWN_DATABASE.
+const codeUnknownDatabase = 81
 
 // helloQuery is clickhouse-go's first query on every HTTP connection.
 const helloQuery = "SELECT displayName(), version(), revision(), timezone()"
@@ -126,7 +134,18 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func (t *transport) serve(ctx context.Context, s *session, r *request) ([]byte, uint64, error) {
-	if err := t.eng.prepare(s, r.database, r.settings); err != nil {
+	database := r.database
+	if database == "" {
+		database = t.database
+	}
+	err := t.eng.prepare(s, database, r.settings)
+	var ee *engineError
+	if err != nil && r.database == "" && errors.As(err, &ee) && ee.code() == codeUnknownDatabase {
+		// Before the store's database exists (the adapter's hello and
+		// CREATE DATABASE), a request that names none runs in default.
+		err = t.eng.prepare(s, "default", r.settings)
+	}
+	if err != nil {
 		return nil, 0, err
 	}
 	if r.insert {
