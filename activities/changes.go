@@ -9,7 +9,7 @@ import (
 	"github.com/hindsight-memory/hindsight/merge"
 )
 
-// PlanChange plans a correct, feedback, undo or decay request against the
+// PlanChange plans a correct, feedback, release, undo or decay request against the
 // current state. Like PlanMerge it writes nothing; decision IDs derive from
 // the request ID, so planning again after a retry plans the same change.
 func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memory.Decision, error) {
@@ -28,6 +28,16 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 			return nil, temporalError(err)
 		}
 		d, err := merge.PlanCorrect(op(0, m.ID), m, r.Content, r.Outdated)
+		if err != nil {
+			return nil, temporalError(err)
+		}
+		out = append(out, d)
+	case OpRelease:
+		m, err := a.Store.Memory(ctx, r.Tenant, r.MemoryIDs[0])
+		if err != nil {
+			return nil, temporalError(err)
+		}
+		d, err := merge.PlanRelease(op(0, m.ID), m, r.Reason)
 		if err != nil {
 			return nil, temporalError(err)
 		}

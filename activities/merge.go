@@ -37,7 +37,9 @@ func (a *Activities) PlanMerge(ctx context.Context, in PlanMergeInput) (memory.D
 	}
 	exact, err := a.Store.Memories(ctx, memory.MemoryFilter{
 		Tenant: in.Tenant, ContentHash: hash, Scopes: []memory.Scope{c.Scope.Norm()},
-		Statuses: []memory.Status{memory.StatusLive, memory.StatusCold, memory.StatusArchived},
+		// A quarantined memory absorbs its exact repeats: they bring no
+		// new text, and they stay in quarantine with it.
+		Statuses: []memory.Status{memory.StatusLive, memory.StatusCold, memory.StatusArchived, memory.StatusQuarantined},
 	})
 	if err != nil {
 		return memory.Decision{}, temporalError(err)

@@ -50,6 +50,7 @@ const (
 	OpUndo     LedgerOp = "undo"     // restore the state before a decision
 	OpForget   LedgerOp = "forget"   // delete memories for good
 	OpDecay    LedgerOp = "decay"    // move memories between live, cold and archived
+	OpRelease  LedgerOp = "release"  // a person releases a memory from quarantine
 )
 
 // LedgerRequest is one operation for a tenant's ledger. ID makes it
@@ -124,6 +125,10 @@ func (r LedgerRequest) Validate() error {
 	case OpUndo:
 		if r.DecisionID == "" {
 			return memory.Invalidf(op, "undo needs a decision_id")
+		}
+	case OpRelease:
+		if len(r.MemoryIDs) != 1 {
+			return memory.Invalidf(op, "release needs exactly one memory_id")
 		}
 	case OpDecay:
 	default:

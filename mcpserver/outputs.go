@@ -75,8 +75,11 @@ type DecisionOutput struct {
 	Content    string         `json:"content"`
 	Confidence float64        `json:"confidence"`
 	Version    int            `json:"version"`
-	TargetID   string         `json:"target_id,omitempty"`
-	Reason     string         `json:"reason"`
+	// Status is the memory's status after the decision: "quarantined"
+	// when its text reads as an instruction to the agent.
+	Status   memory.Status `json:"status,omitempty"`
+	TargetID string        `json:"target_id,omitempty"`
+	Reason   string        `json:"reason"`
 }
 
 // DecisionsOutput is the result of changes to several memories.
@@ -90,7 +93,7 @@ func decisionOutput(d memory.Decision) DecisionOutput {
 	// the old one), else whatever it wrote, else its target.
 	for _, m := range d.After {
 		if out.MemoryID == "" || m.Status == memory.StatusLive {
-			out.MemoryID, out.Content, out.Confidence, out.Version = m.ID, m.Content, m.Confidence, m.Version
+			out.MemoryID, out.Content, out.Confidence, out.Version, out.Status = m.ID, m.Content, m.Confidence, m.Version, m.Status
 		}
 	}
 	if out.MemoryID == "" {

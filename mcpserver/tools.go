@@ -684,7 +684,7 @@ func (t *tools) own(ctx context.Context, tenant, id, bound string) error {
 // 6 superseded; 150 shared, 48 about users), 31 episodes (+12 archived)".
 func statsText(st service.Stats) string {
 	var status []string
-	for _, k := range []string{"live", "cold", "archived", "superseded"} {
+	for _, k := range []string{"live", "cold", "archived", "superseded", "quarantined"} {
 		if n := st.ByStatus[k]; n > 0 {
 			status = append(status, fmt.Sprintf("%d %s", n, k))
 		}

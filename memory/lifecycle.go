@@ -110,12 +110,12 @@ func (l Lifecycle) Use(m Memory, now time.Time) (decay float64, anchor time.Time
 	return round3(math.Min(1, l.EffectiveDecay(m, now)+l.UseBoost)), now
 }
 
-// StatusAt is the lifecycle status m should have at now. Superseded and
-// forgotten memories keep their status; pinned memories stay live; others
-// are live, cold or archived by their effective decay.
+// StatusAt is the lifecycle status m should have at now. Superseded,
+// forgotten and quarantined memories keep their status; pinned memories
+// stay live; others are live, cold or archived by their effective decay.
 func (l Lifecycle) StatusAt(m Memory, now time.Time) Status {
 	switch m.Status {
-	case StatusSuperseded, StatusForgotten:
+	case StatusSuperseded, StatusForgotten, StatusQuarantined:
 		return m.Status
 	}
 	if m.Pinned {

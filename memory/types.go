@@ -158,12 +158,16 @@ const (
 	StatusCold       Status = "cold"       // decayed below the cold threshold
 	StatusArchived   Status = "archived"   // decayed below the archive threshold
 	StatusForgotten  Status = "forgotten"  // tombstone left by an explicit forget
+	// StatusQuarantined: the text reads as an instruction to the agent (a
+	// prompt injection) rather than knowledge about the work. Never
+	// recalled, merged into or indexed until a person releases it.
+	StatusQuarantined Status = "quarantined"
 )
 
 // Valid reports whether s is a known status.
 func (s Status) Valid() bool {
 	switch s {
-	case StatusLive, StatusSuperseded, StatusCold, StatusArchived, StatusForgotten:
+	case StatusLive, StatusSuperseded, StatusCold, StatusArchived, StatusForgotten, StatusQuarantined:
 		return true
 	}
 	return false
@@ -221,6 +225,9 @@ const (
 	// the agent ("ignore previous instructions", "run this command"). Such
 	// text is kept as data and shown with a warning, never obeyed.
 	FlagInstructionLike = "instruction-like"
+	// FlagReleased marks a memory a person released from quarantine: it
+	// read as an instruction, and they decided it is knowledge.
+	FlagReleased = "released"
 	// FlagUserStated marks memories stored directly by an agent or user
 	// rather than distilled from an episode.
 	FlagUserStated = "user-stated"
@@ -332,6 +339,7 @@ const (
 	ActionForget   DecisionAction = "forget"   // memory_forget
 	ActionDecay    DecisionAction = "decay"    // lifecycle sweep
 	ActionPromote  DecisionAction = "promote"  // consolidation promoted a lesson
+	ActionRelease  DecisionAction = "release"  // a person released a memory from quarantine
 )
 
 // ScoredCandidate is one neighbour a decision considered.

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hindsight-memory/hindsight/memory"
@@ -93,11 +94,19 @@ func PlanCorrect(op Op, m memory.Memory, content string, outdated bool) (memory.
 	n := nextVersion(m, op, "corrected")
 	n.Content, n.ContentHash = content, memory.ContentHash(m.Kind, content)
 	n.Flags = appendUnique(n.Flags, memory.FlagUserStated)
+	d.Reason = "corrected text"
 	if memory.InstructionLike(content) {
 		n.Flags = appendUnique(n.Flags, memory.FlagInstructionLike)
 	}
+	if memory.Injected(content) {
+		// A correction cannot smuggle an instruction into a live memory.
+		n.Flags = appendUnique(n.Flags, memory.FlagInstructionLike)
+		n.Flags = slices.DeleteFunc(n.Flags, func(f string) bool { return f == memory.FlagReleased })
+		n.Status = memory.StatusQuarantined
+		n.Reason = "corrected; quarantined: the new text reads as an instruction to the agent"
+		d.Reason = "corrected text, quarantined: it reads as an instruction to the agent; `hindsight quarantine release` makes it live"
+	}
 	n.Confidence = lc.Confidence(n)
-	d.Reason = "corrected text"
 	d.Before, d.After = []memory.Memory{m}, []memory.Memory{n}
 	return d, nil
 }
@@ -300,4 +309,41 @@ func orUnknown(s string) string {
 		return "(unknown)"
 	}
 	return s
+}
+
+// PlanRelease plans a person's release of m from quarantine: a new
+// version, live (or cold or archived by its decay), flagged
+// memory.FlagReleased, with why in its reason. Undoing the decision puts
+// it back in quarantine.
+//
+// Errors: EINVALID when m is not quarantined.
+func PlanRelease(op Op, m memory.Memory, why string) (memory.Decision, error) {
+	const name = "merge: plan release"
+	if err := op.validate(name); err != nil {
+		return memory.Decision{}, err
+	}
+	if err := validateMemory(name, m); err != nil {
+		return memory.Decision{}, err
+	}
+	if d, ok := alreadyApplied(op, memory.ActionRelease, m); ok {
+		return d, nil
+	}
+	if m.Status != memory.StatusQuarantined {
+		return memory.Decision{}, memory.Invalidf(name, "memory %s is %s, not quarantined: only a quarantined memory can be released", m.ID, m.Status)
+	}
+	d := memoryDecision(op, memory.ActionRelease, m)
+	why = strings.TrimSpace(why)
+	reason := "released from quarantine by a person"
+	if why != "" {
+		reason += ": " + why
+	}
+	n := nextVersion(m, op, reason)
+	n.Status = memory.StatusLive
+	n.Flags = appendUnique(n.Flags, memory.FlagReleased)
+	lc := op.lifecycle()
+	n.Status = lc.StatusAt(n, op.Now)
+	n.Confidence = lc.Confidence(n)
+	d.Reason = reason
+	d.Before, d.After = []memory.Memory{m}, []memory.Memory{n}
+	return d, nil
 }

@@ -25,6 +25,10 @@ import (
 // match, without asking any judge.
 const JudgeExact = "exact"
 
+// JudgeQuarantine is the Judge name of a decision that kept a candidate
+// apart because its text reads as an instruction to the agent.
+const JudgeQuarantine = "quarantine"
+
 // Op identifies the operation a plan belongs to.
 type Op struct {
 	// DecisionID names the decision; derive it deterministically (see
@@ -132,7 +136,11 @@ func planMerge(op string, action memory.DecisionAction, in MergeInput) (memory.D
 	}
 	hash := memory.ContentHash(c.Kind, c.Content)
 	flags := slices.Clone(in.Flags)
-	if memory.InstructionLike(c.Content) || memory.InstructionLike(c.CounterExample) {
+	// A counter-example is read with the memory it belongs to: alone, a
+	// short failure report ("reading as utf-8 failed") says too little.
+	withCounter := strings.TrimSpace(c.Content + "\n" + c.CounterExample)
+	injected := memory.Injected(c.Content) || memory.Injected(withCounter)
+	if injected || memory.InstructionLike(c.Content) || memory.InstructionLike(withCounter) {
 		flags = appendUnique(flags, memory.FlagInstructionLike)
 	}
 
@@ -150,6 +158,17 @@ func planMerge(op string, action memory.DecisionAction, in MergeInput) (memory.D
 	}
 
 	var target *memory.Memory
+	if injected && in.Exact == nil {
+		// Text that reads as an instruction to the agent merges into
+		// nothing, so it can change no memory: it is kept apart, in
+		// quarantine, until a person decides.
+		d.Verdict, d.Judge = memory.VerdictDistinct, JudgeQuarantine
+		d.Reason = "quarantined: the text reads as an instruction to the agent, not as knowledge about the work; `hindsight quarantine release` makes it live"
+		m := newMemory(in, c, hash, flags, in.lifecycle(), "quarantined: reads as an instruction to the agent")
+		m.Status = memory.StatusQuarantined
+		d.After = []memory.Memory{m}
+		return d, nil
+	}
 	if in.Exact != nil {
 		x := *in.Exact
 		switch {

@@ -40,6 +40,7 @@ func commands() []command {
 		{"recall", "recall memories for a query", runRecall},
 		{"history", "show a memory's versions and the decisions behind them", runHistory},
 		{"merge", "undo a merge decision (merge undo <decision-id>)", runMerge},
+		{"quarantine", "list memories kept in quarantine, or release one (quarantine release ID)", runQuarantine},
 		{"forget", "forget a memory, session, user or tenant, and everything derived", runForget},
 		{"export", "write everything held about one user as JSON (export --user ID)", runExport},
 		{"policy", "show what happens to secrets and personal data (policy show)", runPolicy},

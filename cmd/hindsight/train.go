@@ -6,17 +6,23 @@ import (
 	"context"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/hindsight-memory/hindsight/lang"
 	"github.com/hindsight-memory/hindsight/lang/classify"
+	"github.com/hindsight-memory/hindsight/lang/inject"
+	"github.com/hindsight-memory/hindsight/lang/lexicon"
 )
 
 func runTrain(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) > 0 && args[0] == "injection" {
+		return runTrainInjection(ctx, args[1:], out)
+	}
 	if len(args) == 0 || args[0] != "classifiers" {
-		fmt.Fprint(os.Stderr, "Usage: hindsight train classifiers [flags]\n\n  classifiers  the user-statement and agent-insight sentence classifiers of the offline write path\n")
+		fmt.Fprint(os.Stderr, "Usage: hindsight train classifiers|injection [flags]\n\n  classifiers  the user-statement and agent-insight sentence classifiers of the offline write path\n  injection    the detector of memories that read as instructions to the agent (quarantine)\n")
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 			return nil
 		}
@@ -151,4 +157,91 @@ func predictLines(role string, in io.Reader, out io.Writer) error {
 		fmt.Fprintf(out, "%-10s %s | %s\n    %s\n", p.Label, strings.Join(probs, " "), line, strings.Join(why, ", "))
 	}
 	return sc.Err()
+}
+
+// runTrainInjection trains the prompt-injection detector (lang/inject).
+func runTrainInjection(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("train injection", "[flags]", `
+Train the detector of memories that read as instructions to the agent
+(prompt injections), which quarantines them, on the labelled texts in
+--data (see its README.md), and write it to --out, where the binary embeds
+it from. The dictionaries (make dicts) lend it synonyms of the words the
+data uses; it needs none to run. Training is deterministic. It prints the
+scores on --heldout, texts written apart from the training data and never
+trained on, with every miss and false alarm.`)
+	data := fs.String("data", filepath.Join("lang", "inject", "data"), "folder of labelled *.jsonl files")
+	heldout := fs.String("heldout", filepath.Join("lang", "inject", "heldout"), "folder of held-out labelled *.jsonl files")
+	outFile := fs.String("out", filepath.Join("lang", "inject", "model.gz"), "file to write the model to")
+	dry := fs.Bool("dry-run", false, "do not write the model")
+	// Quarantining an ordinary memory hides it until a person looks, so
+	// the threshold is set for few false quarantines (measured below on
+	// ordinary memories not trained on); texts between half of it and it
+	// stay live with a warning. Cross-validation on the training data does
+	// not tell a better one: its hard negatives mirror its attacks closely,
+	// and thresholds tuned there do not carry over to texts written apart.
+	memories := fs.String("memories", filepath.Join("lang", "classify", "data"), "the statement classifiers' labelled messages: what people said that became memories, the memories, and agents' lessons are benign texts (empty: none)")
+	memoryHoldout := fs.Int("memory-holdout", inject.MemoryHoldout, "keep every k-th of those out of training, to measure false quarantines on (0: train on all)")
+	showMemories := fs.Int("show-memories", 0, "print this many of the ordinary memories flagged")
+	bags := fs.Int("bags", 5, "how many fits to average")
+	threshold := fs.Float64("threshold", 0.5, "the attack probability from which a text is quarantined")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	var statements iofs.FS
+	if *memories != "" {
+		statements = os.DirFS(*memories)
+	}
+	xs, unseen, err := inject.TrainingSet(os.DirFS(*data), statements, *memoryHoldout)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *data, err)
+	}
+	lex := lexicon.Default()
+	if lex == nil {
+		return fmt.Errorf("the dictionaries are needed to train (run make dicts): %w", lexicon.Err())
+	}
+	// Each text weighs the same: ordinary memories far outnumber
+	// injections, in the data as in a store, and quarantining one of them
+	// costs a person's review.
+	opts := inject.TrainOptions{Expand: inject.SynonymsFrom(lex), Threshold: *threshold, AttackWeight: 1, Bags: *bags}
+	m, err := inject.Train(xs, opts)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "trained on %d texts (data %s)\n", m.Examples, m.Data)
+	if *heldout != "" {
+		hx, err := inject.LoadData(os.DirFS(*heldout), ".")
+		if err != nil {
+			return fmt.Errorf("%s: %w", *heldout, err)
+		}
+		r := m.Evaluate(hx)
+		fmt.Fprintf(out, "held out: %d attacks, %d benign: recall %.3f, false positives %.3f, precision %.3f\n",
+			r.Attacks, r.Benign, r.Recall(), r.FalsePositives(), r.Precision())
+		for _, x := range r.Missed {
+			fmt.Fprintf(out, "  missed  %.2f  %s\n", m.Score(x.Text), x.Text)
+		}
+		for _, x := range r.False {
+			fmt.Fprintf(out, "  flagged %.2f  %s\n", m.Score(x.Text), x.Text)
+		}
+	}
+	if len(unseen) > 0 {
+		r := m.Evaluate(unseen)
+		fmt.Fprintf(out, "ordinary memories not trained on: %d of %d flagged (%.3f)\n", r.Flagged, r.Benign, r.FalsePositives())
+		for i, x := range r.False {
+			if i < *showMemories {
+				fmt.Fprintf(out, "  flagged %.2f  %s\n", m.Score(x.Text), x.Text)
+			}
+		}
+	}
+	if *dry {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := m.Encode(&b); err != nil {
+		return err
+	}
+	if err := os.WriteFile(*outFile, b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "wrote %s (%d bytes)\n", *outFile, b.Len())
+	return nil
 }
