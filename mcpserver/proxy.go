@@ -27,7 +27,24 @@ func Proxy(ctx context.Context, url, token, version string) (*server.MCPServer, 
 		up.Close()
 		return nil, nil, fmt.Errorf("list the tools of %s: %w", url, err)
 	}
-	s := server.NewMCPServer("hindsight", version, server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions(instructions))
+	hooks := &server.Hooks{}
+	// resources/list is the upstream's, page for page.
+	hooks.AddAfterListResources(func(ctx context.Context, _ any, req *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
+		page, err := up.ListResources(ctx, &sdk.ListResourcesParams{Cursor: string(req.Params.Cursor)})
+		if err != nil {
+			return
+		}
+		if out, err := convert[mcp.ListResourcesResult](page); err == nil {
+			*res = out
+		}
+	})
+	s := server.NewMCPServer("hindsight", version, server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, false), server.WithPromptCapabilities(false), server.WithHooks(hooks),
+		server.WithRecovery(), server.WithInstructions(instructions))
+	if err := proxyResourcesAndPrompts(ctx, s, up); err != nil {
+		up.Close()
+		return nil, nil, fmt.Errorf("%s: %w", url, err)
+	}
 	for _, t := range list.Tools {
 		tool, err := convert[mcp.Tool](t)
 		if err != nil {
@@ -48,6 +65,60 @@ func Proxy(ctx context.Context, url, token, version string) (*server.MCPServer, 
 		})
 	}
 	return s, up.Close, nil
+}
+
+// proxyResourcesAndPrompts registers the upstream's resource templates and
+// prompts on s, each forwarding reads and gets to it.
+func proxyResourcesAndPrompts(ctx context.Context, s *server.MCPServer, up *sdk.ClientSession) error {
+	templates, err := up.ListResourceTemplates(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("list the resource templates: %w", err)
+	}
+	for _, tt := range templates.ResourceTemplates {
+		t, err := convert[mcp.ResourceTemplate](tt)
+		if err != nil {
+			return err
+		}
+		s.AddResourceTemplate(t, func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			res, err := up.ReadResource(ctx, &sdk.ReadResourceParams{URI: req.Params.URI})
+			if err != nil {
+				return nil, err
+			}
+			var out []mcp.ResourceContents
+			for _, c := range res.Contents {
+				out = append(out, mcp.TextResourceContents{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text})
+			}
+			return out, nil
+		})
+	}
+	prompts, err := up.ListPrompts(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("list the prompts: %w", err)
+	}
+	for _, pp := range prompts.Prompts {
+		p, err := convert[mcp.Prompt](pp)
+		if err != nil {
+			return err
+		}
+		name := pp.Name
+		s.AddPrompt(p, func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			res, err := up.GetPrompt(ctx, &sdk.GetPromptParams{Name: name, Arguments: req.Params.Arguments})
+			if err != nil {
+				return nil, err
+			}
+			// The two SDKs' content types do not decode from each other's
+			// JSON (mcp-go's is an interface); Hindsight's prompt speaks
+			// text only.
+			var msgs []mcp.PromptMessage
+			for _, m := range res.Messages {
+				if tc, ok := m.Content.(*sdk.TextContent); ok {
+					msgs = append(msgs, mcp.NewPromptMessage(mcp.Role(m.Role), mcp.NewTextContent(tc.Text)))
+				}
+			}
+			return mcp.NewGetPromptResult(res.Description, msgs), nil
+		})
+	}
+	return nil
 }
 
 // convert moves an MCP message between the two SDKs through its JSON, the

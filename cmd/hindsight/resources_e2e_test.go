@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -129,6 +133,29 @@ func TestResourcesAndPrompts(t *testing.T) {
 	}
 	if _, err := dana.GetPrompt(ctx, &mcp.GetPromptParams{Name: mcpserver.PromptRecall, Arguments: map[string]string{"query": "  "}}); err == nil || !strings.Contains(err.Error(), "needs a query") {
 		t.Fatalf("recall_context without a query: %v", err)
+	}
+
+	// Through `hindsight mcp --transport stdio --url …`, the same.
+	raw, _ := json.Marshal([]string{"mcp", "--transport", "stdio", "--url", st.mcpURL(), "--token", "0123456789abcdef-dana", "--log-level", "error"})
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "HINDSIGHT_TEST_ARGS="+string(raw))
+	proxy, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-stdio", Version: "test"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("start the stdio proxy: %v", err)
+	}
+	defer proxy.Close()
+	if got := listed(proxy); !slices.Equal(got, mine) {
+		t.Errorf("resources/list through the proxy = %v, want %v", got, mine)
+	}
+	if text, err := read(proxy, mcpserver.MemoryURI(danaPref.MemoryID)); err != nil || !strings.Contains(text, "dana.ruiz@example.com") {
+		t.Errorf("read through the proxy: %v\n%s", err, text)
+	}
+	got, err = proxy.GetPrompt(ctx, &mcp.GetPromptParams{Name: mcpserver.PromptRecall, Arguments: map[string]string{"query": "should I email or call this customer?"}})
+	if err != nil {
+		t.Fatalf("recall_context through the proxy: %v", err)
+	}
+	if tc, ok := got.Messages[0].Content.(*mcp.TextContent); !ok || !strings.Contains(tc.Text, "dana.ruiz@example.com") {
+		t.Errorf("recall_context through the proxy = %+v", got.Messages)
 	}
 }
 
