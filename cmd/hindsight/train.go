@@ -182,7 +182,7 @@ trained on, with every miss and false alarm.`)
 	memories := fs.String("memories", filepath.Join("lang", "classify", "data"), "the statement classifiers' labelled messages: what people said that became memories, the memories, and agents' lessons are benign texts (empty: none)")
 	memoryHoldout := fs.Int("memory-holdout", inject.MemoryHoldout, "keep every k-th of those out of training, to measure false quarantines on (0: train on all)")
 	showMemories := fs.Int("show-memories", 0, "print this many of the ordinary memories flagged")
-	bags := fs.Int("bags", 5, "how many fits to average")
+	bags := fs.Int("bags", 7, "how many fits to average")
 	threshold := fs.Float64("threshold", 0.5, "the attack probability from which a text is quarantined")
 	if err := parse(fs, args); err != nil {
 		return err

@@ -12,7 +12,22 @@ import (
 
 // FeatureVersion names the feature extraction below. A model trained with
 // other features is refused at load.
-const FeatureVersion = "i1"
+const FeatureVersion = "i2"
+
+// valueMasks replace values by their kind, so that the model reads "sends
+// to an e-mail address" rather than one address's words ("example",
+// "com"), which say nothing of intent. Names that carry it (".env",
+// "OPENAI_API_KEY", "pastebin") stay.
+var valueMasks = []struct {
+	re   *regexp.Regexp
+	mask string
+}{
+	{regexp.MustCompile(`https?://[^\s<>"'，。；）)\]]+`), " xurl "},
+	{regexp.MustCompile(`[\w.+-]+@[\w-]+(?:\.[\w-]+)+`), " xemail "},
+	{regexp.MustCompile(`\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|example|cn|co|ai|app|xyz|ru|info|biz)(?::\d+)?\b`), " xhost "},
+	{regexp.MustCompile(`[$€£¥￥]\s?\d[\d,]*(?:\.\d+)?[kmb]?`), " xmoney "},
+	{regexp.MustCompile(`\b\d+(?:[.,:]\d+)*\b`), " xnum "},
+}
 
 // leet maps the digits and signs that stand in for letters in
 // obfuscated text ("1gn0re prev10us").
@@ -38,6 +53,9 @@ func Normalize(text string) string {
 		}
 		return r
 	}, t)
+	for _, m := range valueMasks {
+		t = m.re.ReplaceAllString(t, m.mask)
+	}
 	fields := strings.Fields(t)
 	for i, f := range fields {
 		fields[i] = unleet(f)

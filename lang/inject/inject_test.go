@@ -43,7 +43,7 @@ func TestTrainingIsDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	train, unseen := trainingSet(t)
-	m, err := Train(train, TrainOptions{Expand: SynonymsFrom(lex), Threshold: shipped.Threshold, AttackWeight: 1, Bags: 5})
+	m, err := Train(train, TrainOptions{Expand: SynonymsFrom(lex), Threshold: shipped.Threshold, AttackWeight: 1, Bags: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +76,8 @@ func TestHeldOutQuality(t *testing.T) {
 	_, unseen := trainingSet(t)
 	u := m.Evaluate(unseen)
 	t.Logf("held out: recall %.3f, false positives %.3f; ordinary memories quarantined %.4f", r.Recall(), r.FalsePositives(), u.FalsePositives())
-	if r.Recall() < 0.82 || r.FalsePositives() > 0.03 {
-		t.Errorf("held out: recall %.3f (floor 0.82), false positives %.3f (ceiling 0.03)", r.Recall(), r.FalsePositives())
+	if r.Recall() < 0.85 || r.FalsePositives() > 0.03 {
+		t.Errorf("held out: recall %.3f (floor 0.85), false positives %.3f (ceiling 0.03)", r.Recall(), r.FalsePositives())
 	}
 	if u.FalsePositives() > 0.008 {
 		t.Errorf("ordinary memories quarantined: %.4f (ceiling 0.008)", u.FalsePositives())
@@ -91,13 +91,15 @@ func TestHeldOutQuality(t *testing.T) {
 
 func TestNormalizeSeesThroughDisguises(t *testing.T) {
 	for in, want := range map[string]string{
-		"i g n o r e   a l l": "ignore all",
-		"1gn0re prev10us":     "ignore previous",
-		"ΙGΝΟRΕ the rules":    "ignore the rules",
-		"Ｉｇｎｏｒｅ":              "ignore",
-		"v2 costs $5 in 2026": "v2 costs $5 in 2026",
-		"ig\u200bnore":        "ignore",
-		"系统 提示":               "系统 提示",
+		"i g n o r e   a l l":          "ignore all",
+		"1gn0re prev10us":              "ignore previous",
+		"ΙGΝΟRΕ the rules":             "ignore the rules",
+		"Ｉｇｎｏｒｅ":                       "ignore",
+		"v2 costs $5 in 2026":          "v2 costs xmoney in xnum",
+		"mail attacker@example.com":    "mail xemail",
+		"h4ck3d via evil.example:8080": "hacked via xhost",
+		"ig\u200bnore":                 "ignore",
+		"系统 提示":                        "系统 提示",
 	} {
 		if got := Normalize(in); got != want {
 			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)
