@@ -42,6 +42,10 @@ type ledgerQueue struct {
 
 	mu      sync.Mutex
 	tenants map[string]*tenantQueue
+	// drains counts running drain goroutines, and queued (tests) is
+	// called once a request is queued.
+	drains sync.WaitGroup
+	queued func()
 }
 
 type tenantQueue struct {
@@ -79,9 +83,13 @@ func (q *ledgerQueue) call(ctx context.Context, req activities.LedgerRequest) (a
 	tq.pending = append(tq.pending, c)
 	if tq.inFlight < ledgerUpdatesInFlight {
 		tq.inFlight++
+		q.drains.Add(1)
 		go q.drain(req.Tenant, tq)
 	}
 	q.mu.Unlock()
+	if q.queued != nil {
+		q.queued()
+	}
 	select {
 	case <-c.done:
 		return c.reply, c.err
@@ -94,6 +102,7 @@ func (q *ledgerQueue) call(ctx context.Context, req activities.LedgerRequest) (a
 // drain sends the tenant's queued requests, a batch at a time, until none
 // are left.
 func (q *ledgerQueue) drain(tenant string, tq *tenantQueue) {
+	defer q.drains.Done()
 	for {
 		q.mu.Lock()
 		batch := takeBatch(tq)

@@ -19,7 +19,6 @@ import (
 func TestLedgerQueueStaysUnderTheUpdateLimit(t *testing.T) {
 	var open, most, updates atomic.Int32
 	release := make(chan struct{})
-	var once sync.Once
 	send := func(ctx context.Context, tenant string, reqs []activities.LedgerRequest) ([]activities.LedgerReply, error) {
 		n := open.Add(1)
 		defer open.Add(-1)
@@ -42,6 +41,9 @@ func TestLedgerQueueStaysUnderTheUpdateLimit(t *testing.T) {
 	}
 	q := newLedgerQueue(send, time.Minute)
 	const n = 200
+	var queued sync.WaitGroup
+	queued.Add(n)
+	q.queued = queued.Done
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	replies := make([]activities.LedgerReply, n)
@@ -55,17 +57,19 @@ func TestLedgerQueueStaysUnderTheUpdateLimit(t *testing.T) {
 			}
 			replies[i], errs[i] = q.call(context.Background(), req)
 		}()
-		if i == n/2 {
-			// Let the first updates through while the burst goes on.
-			once.Do(func() { close(release) })
-		}
 	}
+	// The first updates hold the ledger until the whole burst is queued.
+	queued.Wait()
+	close(release)
 	wg.Wait()
+	q.drains.Wait()
 	if m := most.Load(); m > ledgerUpdatesInFlight {
 		t.Fatalf("%d updates were open at once, want at most %d", m, ledgerUpdatesInFlight)
 	}
-	if u := updates.Load(); u >= n {
-		t.Fatalf("%d updates for %d requests: nothing was batched", u, n)
+	// The first updates took a request each; the rest waited and went in
+	// batches of up to ledgerBatchMax.
+	if u, most := updates.Load(), int32(ledgerUpdatesInFlight+(n+ledgerBatchMax-1)/ledgerBatchMax+ledgerUpdatesInFlight); u > most {
+		t.Fatalf("%d updates for %d requests, want at most %d: the waiting ones were not batched", u, n, most)
 	}
 	for i := range n {
 		want := fmt.Sprintf("store/%03d", i)

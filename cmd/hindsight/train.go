@@ -175,15 +175,16 @@ trained on, with every miss and false alarm.`)
 	dry := fs.Bool("dry-run", false, "do not write the model")
 	// Quarantining an ordinary memory hides it until a person looks, so
 	// the threshold is set for few false quarantines (measured below on
-	// ordinary memories not trained on); texts between half of it and it
-	// stay live with a warning. Cross-validation on the training data does
+	// ordinary memories not trained on); texts from four fifths of it stay
+	// live with a warning. The intercept is the prior odds of an attack
+	// (about 0.17), so a text of unknown words stays below both. Cross-validation on the training data does
 	// not tell a better one: its hard negatives mirror its attacks closely,
 	// and thresholds tuned there do not carry over to texts written apart.
 	memories := fs.String("memories", filepath.Join("lang", "classify", "data"), "the statement classifiers' labelled messages: what people said that became memories, the memories, and agents' lessons are benign texts (empty: none)")
 	memoryHoldout := fs.Int("memory-holdout", inject.MemoryHoldout, "keep every k-th of those out of training, to measure false quarantines on (0: train on all)")
 	showMemories := fs.Int("show-memories", 0, "print this many of the ordinary memories flagged")
 	bags := fs.Int("bags", 7, "how many fits to average")
-	threshold := fs.Float64("threshold", 0.5, "the attack probability from which a text is quarantined")
+	threshold := fs.Float64("threshold", 0.3, "the attack probability from which a text is quarantined")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -202,7 +203,7 @@ trained on, with every miss and false alarm.`)
 	// Each text weighs the same: ordinary memories far outnumber
 	// injections, in the data as in a store, and quarantining one of them
 	// costs a person's review.
-	opts := inject.TrainOptions{Expand: inject.SynonymsFrom(lex), Threshold: *threshold, AttackWeight: 1, Bags: *bags}
+	opts := inject.TrainOptions{Expand: inject.SynonymsFrom(lex), Threshold: *threshold, AttackWeight: 1, Bags: *bags, PriorBias: true}
 	m, err := inject.Train(xs, opts)
 	if err != nil {
 		return err

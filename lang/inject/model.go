@@ -150,6 +150,10 @@ type TrainOptions struct {
 	// the model learns weights for wordings the data does not use. It is
 	// used in training only: the model needs no dictionary to run.
 	Expand func(feature string) []string
+	// PriorBias fixes the intercept at the log odds of an attack in the
+	// (weighted) data instead of learning it, so that only words move a
+	// text from the prior: one of unknown words reads as most texts do.
+	PriorBias bool
 	// Bags is how many fits to average (default 1).
 	Bags int
 	// AttackWeight, when set, weighs each attack as this many benign
@@ -250,6 +254,11 @@ func Train(xs []Example, opts TrainOptions) (*Model, error) {
 	weights := map[string]float64{}
 	g2 := map[string]float64{}
 	var bias, biasG2 float64
+	if opts.PriorBias {
+		// The odds of an attack before reading a word: a text of words the
+		// model never saw reads as what most texts are.
+		bias = math.Log(float64(attacks) * wAttack / (float64(len(xs)-attacks) * wBenign))
+	}
 	order := make([]int, len(xs))
 	for i := range order {
 		order[i] = i
@@ -270,8 +279,10 @@ func Train(xs []Example, opts TrainOptions) (*Model, error) {
 				y, cw = 1, wAttack
 			}
 			g := cw * (p - y)
-			biasG2 += g * g
-			bias -= opts.Rate * g / math.Sqrt(biasG2+1e-8)
+			if !opts.PriorBias {
+				biasG2 += g * g
+				bias -= opts.Rate * g / math.Sqrt(biasG2+1e-8)
+			}
 			for _, f := range feats[i] {
 				if df[f] < opts.MinCount {
 					continue

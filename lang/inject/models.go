@@ -48,13 +48,13 @@ func Attack(text string) bool {
 	return m.Attack(text)
 }
 
-// Suspect reports whether text scores at least half the quarantine
-// threshold: not an injection by the model's reading, but close enough
-// that recall shows it with a warning.
+// Suspect reports whether text scores at least four fifths of the
+// quarantine threshold: not an injection by the model's reading, but close
+// enough that recall shows it with a warning.
 func Suspect(text string) bool {
 	m, err := Default()
 	if err != nil {
 		return true
 	}
-	return m.Score(text) >= m.Threshold/2
+	return m.Score(text) >= m.Threshold*0.8
 }
