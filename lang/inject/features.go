@@ -12,7 +12,7 @@ import (
 
 // FeatureVersion names the feature extraction below. A model trained with
 // other features is refused at load.
-const FeatureVersion = "i2"
+const FeatureVersion = "i3"
 
 // valueMasks replace values by their kind, so that the model reads "sends
 // to an e-mail address" rather than one address's words ("example",
@@ -31,14 +31,14 @@ var valueMasks = []struct {
 
 // leet maps the digits and signs that stand in for letters in
 // obfuscated text ("1gn0re prev10us").
-var leet = map[rune]rune{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', '$': 's', '!': 'i'}
+var leet = map[rune]rune{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', '$': 's', '!': 'i', '|': 'l'}
 
 // Normalize folds the disguises of a text: width and case (NFKC, lower),
 // zero-width and control characters, letters written as digits inside
 // words, and words spelt out a letter at a time ("i g n o r e" →
 // "ignore").
 func Normalize(text string) string {
-	t := unspell(norm.NFKC.String(text))
+	t := unspell(undot(norm.NFKC.String(text)))
 	fs := strings.Fields(t)
 	for i, f := range fs {
 		fs[i] = unconfuse(f)
@@ -126,6 +126,22 @@ var (
 	spelledRE = regexp.MustCompile(`^(?:\pL ){1,}\pL$`)
 	gapRE     = regexp.MustCompile(`\s{2,}`)
 )
+
+// dottedRE is a word spelt with a separator after each letter: "s.k.i.p",
+// "s-k-i-p", "s_k_i_p".
+var dottedRE = regexp.MustCompile(`\b\pL(?:[._\-*]\pL){2,}\b`)
+
+// undot joins words spelt with a separator after each letter.
+func undot(t string) string {
+	return dottedRE.ReplaceAllStringFunc(t, func(w string) string {
+		return strings.Map(func(r rune) rune {
+			if r == '.' || r == '_' || r == '-' || r == '*' {
+				return -1
+			}
+			return r
+		}, w)
+	})
+}
 
 // unspell joins words spelt a letter at a time where wider gaps separate
 // the words ("i g n o r e   a l l" → "ignore all"), when one of them at

@@ -96,6 +96,8 @@ func TestHeldOutQuality(t *testing.T) {
 func TestNormalizeSeesThroughDisguises(t *testing.T) {
 	for in, want := range map[string]string{
 		"i g n o r e   a l l":          "ignore all",
+		"s.k.i.p t.h.e c.h.e.c.k.s":    "skip the checks",
+		"|gn0r3 ru|3z":                 "lgnore rulez",
 		"1gn0re prev10us":              "ignore previous",
 		"ΙGΝΟRΕ the rules":             "ignore the rules",
 		"Ｉｇｎｏｒｅ":                       "ignore",
