@@ -229,6 +229,9 @@ type LedgerReply struct {
 	// Code and Error are set when the request failed for good.
 	Code  string `json:"code,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Repeat is set when the request had been answered before: this is
+	// that answer, and nothing was applied again.
+	Repeat bool `json:"repeat,omitempty"`
 }
 
 // PlanMergeInput asks how to merge one candidate.

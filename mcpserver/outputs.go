@@ -80,11 +80,17 @@ type DecisionOutput struct {
 	Status   memory.Status `json:"status,omitempty"`
 	TargetID string        `json:"target_id,omitempty"`
 	Reason   string        `json:"reason"`
+	// Repeat: the call repeated one already answered (the same
+	// request_id, or the same call within two minutes); this is that
+	// answer, and nothing changed.
+	Repeat bool `json:"repeat,omitempty"`
 }
 
 // DecisionsOutput is the result of changes to several memories.
 type DecisionsOutput struct {
 	Decisions []DecisionOutput `json:"decisions"`
+	// Repeat: see DecisionOutput.
+	Repeat bool `json:"repeat,omitempty"`
 }
 
 func decisionOutput(d memory.Decision) DecisionOutput {

@@ -18,11 +18,11 @@ import (
 // Backend is what the tools need; *service.Service implements it.
 type Backend interface {
 	Recall(ctx context.Context, q memory.Query) (recall.Response, error)
-	Store(ctx context.Context, tenant string, r service.StoreRequest) (memory.Decision, error)
+	Store(ctx context.Context, tenant string, r service.StoreRequest) (d memory.Decision, repeat bool, err error)
 	Log(ctx context.Context, tenant string, r service.LogRequest) (memory.Event, error)
 	EndSession(ctx context.Context, tenant string, r service.EndRequest) (service.EndResponse, error)
-	Feedback(ctx context.Context, tenant string, ids []string, helped bool) ([]memory.Decision, error)
-	Correct(ctx context.Context, tenant, id, content string, outdated bool) (memory.Decision, error)
+	Feedback(ctx context.Context, tenant string, ids []string, helped bool, requestID string) (ds []memory.Decision, repeat bool, err error)
+	Correct(ctx context.Context, tenant, id, content string, outdated bool, requestID string) (d memory.Decision, repeat bool, err error)
 	Forget(ctx context.Context, in activities.ForgetInput) (activities.ForgetReceipt, error)
 	History(ctx context.Context, tenant, id string) (service.History, error)
 	Stats(ctx context.Context, tenant string) (service.Stats, error)

@@ -108,6 +108,14 @@ func (t *tools) callerMessage(op string, err error) string {
 	return "internal error, retrying may help (the server log has the details under reference " + ref + ")"
 }
 
+// repeatNote says that a call was a retry of one already answered.
+func repeatNote(repeat bool) string {
+	if repeat {
+		return "repeat of a request already answered; nothing changed. "
+	}
+	return ""
+}
+
 // newRef is a short random reference that ties a caller's error message to
 // the server's log line.
 func newRef() string {
@@ -165,6 +173,7 @@ func (t *tools) definitions() []definition {
 			mcp.WithString("task_type", mcp.Description("The kind of task it applies to, e.g. reporting.")),
 			mcp.WithArray("entities", mcp.Description("Files, tools or systems it is about."), mcp.WithStringItems()),
 			mcp.WithBoolean("pinned", mcp.Description("Never let it decay.")),
+			mcp.WithString("request_id", mcp.Description("Your ID for this call, to retry it safely: a call with an ID already answered gets that answer and changes nothing. Without one, the same call within two minutes counts as a retry.")),
 			mcp.WithString("scope", mcp.Description("Whose memory it is: user (about the user in user_id only), agent (yours, with agent_id) or shared (team knowledge). Default: user when it is about the user in user_id, else shared."), mcp.Enum(memory.ScopeUser, memory.ScopeAgent, memory.ScopeShared)),
 			mcp.WithString("user_id", mcp.Description("The end user you are serving.")),
 			mcp.WithString("agent_id", mcp.Description("Your agent ID, for scope agent.")),
@@ -213,6 +222,7 @@ func (t *tools) definitions() []definition {
 			mcp.WithTitleAnnotation("Memory feedback"),
 			mcp.WithArray("memory_ids", mcp.Required(), mcp.Description("The memories the task used."), mcp.WithStringItems()),
 			mcp.WithBoolean("helped", mcp.Required(), mcp.Description("true if the task succeeded using them, false if they were wrong or unhelpful.")),
+			mcp.WithString("request_id", mcp.Description("Your ID for this call, to retry it safely: a call with an ID already answered gets that answer and changes nothing. Without one, the same call within two minutes counts as a retry.")),
 			mcp.WithToolAnnotation(write(false, false)),
 			mcp.WithOutputSchema[DecisionsOutput](),
 		), t.feedback},
@@ -222,6 +232,7 @@ func (t *tools) definitions() []definition {
 			mcp.WithString("memory_id", mcp.Required(), mcp.Description("The memory to correct (from memory_recall).")),
 			mcp.WithString("content", mcp.Description("The corrected memory, as one actionable sentence.")),
 			mcp.WithBoolean("outdated", mcp.Description("Retire the memory instead of rewriting it.")),
+			mcp.WithString("request_id", mcp.Description("Your ID for this call, to retry it safely: a call with an ID already answered gets that answer and changes nothing. Without one, the same call within two minutes counts as a retry.")),
 			mcp.WithToolAnnotation(write(false, false)),
 			mcp.WithOutputSchema[DecisionOutput](),
 		), t.correct},
@@ -357,12 +368,16 @@ func (t *tools) store(ctx context.Context, tenant string, a args) (any, string, 
 	if scope := memory.Scope(strings.TrimSpace(r.Scope)); UserFrom(ctx) != "" && scope.Kind() == memory.ScopeUser && scope.Owner() != "" && scope.Owner() != UserFrom(ctx) {
 		return nil, "", badArg("scope %q: this token acts for user %q only", r.Scope, UserFrom(ctx))
 	}
-	d, err := t.b.Store(ctx, tenant, r)
+	if r.RequestID, err = a.str("request_id", false); err != nil {
+		return nil, "", err
+	}
+	d, repeat, err := t.b.Store(ctx, tenant, r)
 	if err != nil {
 		return nil, "", err
 	}
 	out := decisionOutput(d)
-	return out, fmt.Sprintf("%s: memory %s (%s)", out.Verdict, out.MemoryID, out.Reason), nil
+	out.Repeat = repeat
+	return out, repeatNote(repeat) + fmt.Sprintf("%s: memory %s (%s)", out.Verdict, out.MemoryID, out.Reason), nil
 }
 
 func (t *tools) logEvent(ctx context.Context, tenant string, a args) (any, string, error) {
@@ -498,15 +513,19 @@ func (t *tools) feedback(ctx context.Context, tenant string, a args) (any, strin
 			return nil, "", err
 		}
 	}
-	ds, err := t.b.Feedback(ctx, tenant, ids, helped)
+	requestID, err := a.str("request_id", false)
 	if err != nil {
 		return nil, "", err
 	}
-	out := DecisionsOutput{Decisions: make([]DecisionOutput, 0, len(ds))}
+	ds, repeat, err := t.b.Feedback(ctx, tenant, ids, helped, requestID)
+	if err != nil {
+		return nil, "", err
+	}
+	out := DecisionsOutput{Decisions: make([]DecisionOutput, 0, len(ds)), Repeat: repeat}
 	for _, d := range ds {
 		out.Decisions = append(out.Decisions, decisionOutput(d))
 	}
-	return out, fmt.Sprintf("recorded feedback on %d memories", len(ds)), nil
+	return out, repeatNote(repeat) + fmt.Sprintf("recorded feedback on %d memories", len(ds)), nil
 }
 
 func (t *tools) correct(ctx context.Context, tenant string, a args) (any, string, error) {
@@ -528,12 +547,17 @@ func (t *tools) correct(ctx context.Context, tenant string, a args) (any, string
 	if err := t.visible(ctx, tenant, id); err != nil {
 		return nil, "", err
 	}
-	d, err := t.b.Correct(ctx, tenant, id, content, outdated)
+	requestID, err := a.str("request_id", false)
+	if err != nil {
+		return nil, "", err
+	}
+	d, repeat, err := t.b.Correct(ctx, tenant, id, content, outdated, requestID)
 	if err != nil {
 		return nil, "", err
 	}
 	out := decisionOutput(d)
-	return out, fmt.Sprintf("corrected memory %s: %s", id, out.Reason), nil
+	out.Repeat = repeat
+	return out, repeatNote(repeat) + fmt.Sprintf("corrected memory %s: %s", id, out.Reason), nil
 }
 
 func (t *tools) forget(ctx context.Context, tenant string, a args) (any, string, error) {

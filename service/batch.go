@@ -156,9 +156,7 @@ func takeBatch(tq *tenantQueue) []*ledgerCall {
 }
 
 // sendBatch is the batchSender of a Temporal client: one UpdateWithStart
-// carrying every request of the batch, under an update ID derived from
-// their IDs, so that a retried batch is deduplicated like a retried
-// request.
+// carrying every request of the batch.
 func sendBatch(tc client.Client, taskQueue string) batchSender {
 	return func(ctx context.Context, tenant string, reqs []activities.LedgerRequest) ([]activities.LedgerReply, error) {
 		h := sha256.New()
@@ -171,7 +169,12 @@ func sendBatch(tc client.Client, taskQueue string) batchSender {
 		u, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 			StartWorkflowOperation: start,
 			UpdateOptions: client.UpdateWorkflowOptions{
-				UpdateID:     "batch/" + hex.EncodeToString(h.Sum(nil)[:16]),
+				// One ID per send: Temporal answers a repeated update ID
+				// with its first outcome without asking the ledger, which
+				// would hide that a request was a repeat; the ledger
+				// deduplicates by request ID, and the SDK's own retries of
+				// this call keep this ID.
+				UpdateID:     "batch/" + hex.EncodeToString(h.Sum(nil)[:12]) + "/" + newID(),
 				UpdateName:   activities.UpdateLedgerApplyBatch,
 				Args:         []any{reqs},
 				WaitForStage: client.WorkflowUpdateStageCompleted,

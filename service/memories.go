@@ -3,7 +3,11 @@ package service
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
@@ -29,55 +33,94 @@ type StoreRequest struct {
 	Scope   string
 	UserID  string
 	AgentID string
+	// RequestID is the client's ID for the request: a retry with the same
+	// ID gets the first answer. Without one, the same request within
+	// repeatWindow is a repeat.
+	RequestID string
 }
 
 // Store merges a directly stated memory like a distilled one: an exact or
-// near duplicate strengthens the existing memory instead of adding one.
-func (s *Service) Store(ctx context.Context, tenant string, r StoreRequest) (memory.Decision, error) {
+// near duplicate strengthens the existing memory instead of adding one. A
+// retry (the same request_id, or the same memory within repeatWindow) is
+// answered with the first reply, repeat set, and changes nothing.
+func (s *Service) Store(ctx context.Context, tenant string, r StoreRequest) (memory.Decision, bool, error) {
 	red, err := s.redactor(ctx)
 	if err != nil {
-		return memory.Decision{}, err
+		return memory.Decision{}, false, err
 	}
 	c := memory.Candidate{Kind: r.Kind, Content: red.String(r.Content), CounterExample: red.String(r.CounterExample), TaskType: r.TaskType, Entities: redactAll(red, r.Entities), Pinned: r.Pinned}
 	scope, err := memory.ParseScope(r.Scope, r.UserID, r.AgentID)
 	if err != nil {
-		return memory.Decision{}, err
+		return memory.Decision{}, false, err
 	}
 	c.About = llm.About(c.Kind, c.Content)
 	c.Scope = scope
 	c.Scope = memory.ScopeFor(c, r.UserID)
 	if err := activities.ValidateCandidate(c); err != nil {
-		return memory.Decision{}, err
+		return memory.Decision{}, false, err
 	}
-	reply, err := s.ledger(ctx, activities.LedgerRequest{Tenant: tenant, Op: activities.OpStore, Candidates: []memory.Candidate{c}})
+	id := s.requestID(activities.OpStore, tenant, r.RequestID, string(c.Kind), string(c.Scope), c.Content, c.CounterExample, c.TaskType, strings.Join(c.Entities, "\x1f"), fmt.Sprint(c.Pinned))
+	reply, err := s.ledger(ctx, activities.LedgerRequest{ID: id, Tenant: tenant, Op: activities.OpStore, Candidates: []memory.Candidate{c}})
 	if err != nil {
-		return memory.Decision{}, err
+		return memory.Decision{}, false, err
 	}
-	return firstDecision(reply)
+	d, err := firstDecision(reply)
+	return d, reply.Repeat, err
+}
+
+// repeatWindow is how long the same request without a request ID counts
+// as a retry of the first (answered with its reply) rather than a new
+// statement.
+const repeatWindow = 2 * time.Minute
+
+// requestID names a ledger request so that a retry names it the same and
+// the ledger answers it once: from the client's request ID when it gave
+// one, else from what it asks (parts) and the repeatWindow it falls in.
+func (s *Service) requestID(op activities.LedgerOp, tenant, clientID string, parts ...string) string {
+	h := sha256.New()
+	h.Write([]byte(tenant))
+	h.Write([]byte{0})
+	if clientID != "" {
+		h.Write([]byte(clientID))
+		return string(op) + "/c/" + hex.EncodeToString(h.Sum(nil)[:12])
+	}
+	fmt.Fprintf(h, "%d", s.clock().UTC().Unix()/int64(repeatWindow/time.Second))
+	for _, p := range parts {
+		h.Write([]byte{0})
+		h.Write([]byte(p))
+	}
+	return string(op) + "/" + hex.EncodeToString(h.Sum(nil)[:12])
 }
 
 // Correct replaces a memory's text, or marks it outdated.
-func (s *Service) Correct(ctx context.Context, tenant, id, content string, outdated bool) (memory.Decision, error) {
+func (s *Service) Correct(ctx context.Context, tenant, id, content string, outdated bool, requestID string) (memory.Decision, bool, error) {
 	red, err := s.redactor(ctx)
 	if err != nil {
-		return memory.Decision{}, err
+		return memory.Decision{}, false, err
 	}
 	content = red.String(content)
 	if len(content) > activities.MaxContent {
-		return memory.Decision{}, memory.Invalidf("correct", "content is %d bytes; the limit is %d: state one memory, concisely", len(content), activities.MaxContent)
+		return memory.Decision{}, false, memory.Invalidf("correct", "content is %d bytes; the limit is %d: state one memory, concisely", len(content), activities.MaxContent)
 	}
-	reply, err := s.ledger(ctx, activities.LedgerRequest{Tenant: tenant, Op: activities.OpCorrect, MemoryIDs: []string{id}, Content: content, Outdated: outdated})
+	rid := s.requestID(activities.OpCorrect, tenant, requestID, id, content, fmt.Sprint(outdated))
+	reply, err := s.ledger(ctx, activities.LedgerRequest{ID: rid, Tenant: tenant, Op: activities.OpCorrect, MemoryIDs: []string{id}, Content: content, Outdated: outdated})
 	if err != nil {
-		return memory.Decision{}, err
+		return memory.Decision{}, false, err
 	}
-	return firstDecision(reply)
+	d, err := firstDecision(reply)
+	return d, reply.Repeat, err
 }
 
 // Feedback records that a task which used the memories succeeded (helped)
 // or failed, moving their confidence.
-func (s *Service) Feedback(ctx context.Context, tenant string, ids []string, helped bool) ([]memory.Decision, error) {
-	reply, err := s.ledger(ctx, activities.LedgerRequest{Tenant: tenant, Op: activities.OpFeedback, MemoryIDs: ids, Helped: helped})
-	return reply.Decisions, err
+// A retry (the same request ID, or the same feedback within
+// repeatWindow) moves nothing twice.
+func (s *Service) Feedback(ctx context.Context, tenant string, ids []string, helped bool, requestID string) ([]memory.Decision, bool, error) {
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	rid := s.requestID(activities.OpFeedback, tenant, requestID, strings.Join(sorted, "\x1f"), fmt.Sprint(helped))
+	reply, err := s.ledger(ctx, activities.LedgerRequest{ID: rid, Tenant: tenant, Op: activities.OpFeedback, MemoryIDs: ids, Helped: helped})
+	return reply.Decisions, reply.Repeat, err
 }
 
 // Undo restores the state before a decision. Without force it refuses when

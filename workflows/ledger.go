@@ -37,11 +37,14 @@ func MemoryLedger(ctx workflow.Context, st activities.LedgerState) error {
 	requests := workflow.GetSignalChannel(ctx, activities.SignalLedgerRequest)
 	err := workflow.SetUpdateHandlerWithOptions(ctx, activities.UpdateLedgerApply,
 		func(ctx workflow.Context, req activities.LedgerRequest) (activities.LedgerReply, error) {
+			_, repeat := l.done[req.ID]
 			l.enqueue(req)
 			if err := workflow.Await(ctx, func() bool { _, ok := l.done[req.ID]; return ok }); err != nil {
 				return activities.LedgerReply{}, err
 			}
-			return l.done[req.ID], nil
+			reply := l.done[req.ID]
+			reply.Repeat = repeat
+			return reply, nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, req activities.LedgerRequest) error {
 			if req.Tenant != st.Tenant {
@@ -54,7 +57,9 @@ func MemoryLedger(ctx workflow.Context, st activities.LedgerState) error {
 	}
 	err = workflow.SetUpdateHandlerWithOptions(ctx, activities.UpdateLedgerApplyBatch,
 		func(ctx workflow.Context, reqs []activities.LedgerRequest) ([]activities.LedgerReply, error) {
-			for _, req := range reqs {
+			repeat := make([]bool, len(reqs))
+			for i, req := range reqs {
+				_, repeat[i] = l.done[req.ID]
 				l.enqueue(req)
 			}
 			answered := func() bool {
@@ -71,6 +76,7 @@ func MemoryLedger(ctx workflow.Context, st activities.LedgerState) error {
 			replies := make([]activities.LedgerReply, len(reqs))
 			for i, req := range reqs {
 				replies[i] = l.done[req.ID]
+				replies[i].Repeat = repeat[i]
 			}
 			return replies, nil
 		},
