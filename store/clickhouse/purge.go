@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"context"
+	"slices"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -60,13 +61,20 @@ func (s *Store) Purge(ctx context.Context, r memory.PurgeRequest) (memory.PurgeC
 		})
 	}
 	if r.All || len(r.MemoryIDs) > 0 {
+		// The rows left in memories_current and memory_usage are counted
+		// too: an attempt that failed after deleting the versions must
+		// not make the retry skip the rest.
+		var left int
 		steps = append(steps, purgeStep{
-			count: "SELECT uniqExact(id), uniqExact(id, version) FROM memory_versions WHERE tenant = {tenant:String} AND " + memories,
-			into:  []*int{&n.Memories, &n.Versions},
+			count: "SELECT uniqExact(id), uniqExact(id, version), " +
+				"(SELECT count() FROM memories_current WHERE tenant = {tenant:String} AND " + memories + ") + " +
+				"(SELECT count() FROM memory_usage WHERE tenant = {tenant:String} AND " + usage + ") " +
+				"FROM memory_versions WHERE tenant = {tenant:String} AND " + memories,
+			into: []*int{&n.Memories, &n.Versions, &left},
 			delete: []string{
-				"DELETE FROM memory_versions WHERE tenant = {tenant:String} AND " + memories,
 				"DELETE FROM memories_current WHERE tenant = {tenant:String} AND " + memories,
 				"DELETE FROM memory_usage WHERE tenant = {tenant:String} AND " + usage,
+				"DELETE FROM memory_versions WHERE tenant = {tenant:String} AND " + memories,
 			},
 		}, purgeStep{
 			count:  "SELECT uniqExact(id) FROM merge_decisions WHERE tenant = {tenant:String} AND " + decisions,
@@ -89,8 +97,8 @@ func (s *Store) Purge(ctx context.Context, r memory.PurgeRequest) (memory.PurgeC
 		for i, c := range counts {
 			*st.into[i] = int(c)
 		}
-		if counts[0] == 0 {
-			continue
+		if !slices.ContainsFunc(counts, func(c uint64) bool { return c > 0 }) {
+			continue // nothing left of it: a retry, or nothing to purge
 		}
 		for _, del := range st.delete {
 			if err := s.exec(ctx, "purge: delete", del, args...); err != nil {

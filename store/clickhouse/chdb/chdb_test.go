@@ -15,7 +15,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/store/clickhouse"
 )
 
@@ -227,5 +229,56 @@ func TestHandlerAnswersInTheStoresDatabase(t *testing.T) {
 	}
 	if len(wrong) > 0 {
 		t.Fatalf("requests without a database answered elsewhere: %v", wrong)
+	}
+}
+
+// TestPurgeFinishesWhatAFailedAttemptBegan leaves a memory as a purge
+// that failed after deleting its versions would (the current row and the
+// usage still there) and purges again: the retry must remove the rest,
+// not take the missing versions for "already gone".
+func TestPurgeFinishesWhatAFailedAttemptBegan(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	defer s.Close()
+	ctx := context.Background()
+	now := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	m := memory.Memory{ID: "mem_p1", Tenant: "acme", Version: 1, Scope: memory.SharedScope, Kind: memory.KindFact,
+		Content: "The vault code is 4417.", ContentHash: memory.ContentHash(memory.KindFact, "The vault code is 4417."),
+		Status: memory.StatusLive, Confidence: 0.5, Decay: 1, DecayAnchor: now, ValidFrom: now, CreatedAt: now, UpdatedAt: now}
+	if err := s.PutMemories(ctx, []memory.Memory{m}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordUsage(ctx, []memory.Usage{{Tenant: "acme", MemoryID: m.ID, Kind: memory.UsageRecalled, At: now}}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/", "text/plain", strings.NewReader("DELETE FROM memory_versions WHERE tenant = 'acme' AND id = 'mem_p1'"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the first half of the purge: %d %s", resp.StatusCode, b)
+	}
+	if _, err := s.Purge(ctx, memory.PurgeRequest{Tenant: "acme", MemoryIDs: []string{m.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Memory(ctx, "acme", m.ID); !memory.IsNotFound(err) {
+		t.Fatalf("after the retried purge the memory reads %+v, %v", got, err)
+	}
+	for _, q := range []string{
+		"SELECT count() FROM memories_current WHERE id = 'mem_p1' FORMAT TSV",
+		"SELECT count() FROM memory_usage WHERE memory_id = 'mem_p1' FORMAT TSV",
+	} {
+		resp, err := http.Post(srv.URL+"/", "text/plain", strings.NewReader(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got := strings.TrimSpace(string(b)); got != "0" {
+			t.Errorf("%s: %s rows left", q, got)
+		}
 	}
 }
