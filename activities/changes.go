@@ -156,39 +156,67 @@ func (a *Activities) ForgetMemories(ctx context.Context, r LedgerRequest) (Forge
 	if err != nil {
 		return receipt, temporalError(err)
 	}
-	var ids []string
+	// What the index holds of them: a memory the store has no more but
+	// the index has was purged by an attempt that failed before the end.
+	indexed, err := a.Index.Get(ctx, memory.CollectionMemories, r.Tenant, named)
+	if err != nil {
+		return receipt, temporalError(err)
+	}
+	vectors := map[string]memory.VectorDoc{}
+	for _, d := range indexed {
+		vectors[d.ID] = d
+	}
+	// Every step is idempotent and a retry resumes where a failed attempt
+	// stopped: purge the store, leave the tombstone (which other
+	// processes' caches follow), then drop the vectors.
+	var purge, unindex []string
 	var tombstones []memory.Memory
 	now := a.now()
 	for _, id := range named {
 		m, ok := current[id]
-		if !ok {
-			if len(r.MemoryIDs) == 1 && !r.All && len(r.Rebuild) == 0 {
-				// One memory, named by a caller: say it does not exist.
-				return receipt, temporalError(memory.NotFoundf("forget", "memory %s not found", id))
+		v, hasVector := vectors[id]
+		switch {
+		case ok && m.Status == memory.StatusForgotten && m.Content == "":
+			// Forgotten already; its vectors and this process's cache
+			// entry may not be gone yet (removing them again is a no-op).
+			// With vectors left, this finishes an attempt that failed.
+			unindex = append(unindex, id)
+			if hasVector {
+				receipt.Memories = append(receipt.Memories, id)
 			}
-			continue
+		case ok:
+			purge, unindex = append(purge, id), append(unindex, id)
+			tombstones = append(tombstones, Tombstone(m, now))
+			receipt.Memories = append(receipt.Memories, id)
+		case hasVector:
+			unindex = append(unindex, id)
+			tombstones = append(tombstones, Tombstone(memory.Memory{ID: id, Tenant: r.Tenant, Scope: v.Scope, Kind: v.Kind}, now))
+			receipt.Memories = append(receipt.Memories, id)
+		case len(r.MemoryIDs) == 1 && !r.All && len(r.Rebuild) == 0:
+			// One memory, named by a caller: say it does not exist.
+			return receipt, temporalError(memory.NotFoundf("forget", "memory %s not found", id))
 		}
-		if m.Status == memory.StatusForgotten && m.Content == "" {
-			continue // forgotten for good already
-		}
-		ids = append(ids, id)
-		tombstones = append(tombstones, Tombstone(m, now))
 	}
-	if len(ids) > 0 {
-		if receipt.Store, err = a.Store.Purge(ctx, memory.PurgeRequest{Tenant: r.Tenant, MemoryIDs: ids}); err != nil {
+	if len(purge) > 0 {
+		if receipt.Store, err = a.Store.Purge(ctx, memory.PurgeRequest{Tenant: r.Tenant, MemoryIDs: purge}); err != nil {
 			return receipt, temporalError(err)
 		}
-		have, err := a.Index.Get(ctx, memory.CollectionMemories, r.Tenant, ids)
-		if err != nil {
-			return receipt, temporalError(err)
-		}
-		if err := a.Indexer.Remove(ctx, r.Tenant, ids); err != nil {
-			return receipt, temporalError(err)
-		}
+	}
+	if len(tombstones) > 0 {
 		if err := a.Store.PutMemories(ctx, tombstones); err != nil {
 			return receipt, temporalError(err)
 		}
-		receipt.Memories, receipt.Vectors, receipt.Tombstones = ids, len(have), len(tombstones)
+	}
+	if len(unindex) > 0 {
+		if err := a.Indexer.Remove(ctx, r.Tenant, unindex); err != nil {
+			return receipt, temporalError(err)
+		}
+	}
+	receipt.Tombstones = len(tombstones)
+	for _, id := range unindex {
+		if _, ok := vectors[id]; ok {
+			receipt.Vectors++
+		}
 	}
 	if r.All {
 		// Vectors the store no longer knows (an index not yet reconciled).
