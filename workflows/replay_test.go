@@ -29,7 +29,7 @@ func TestReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, ".execution.json") })
-	want := map[string]bool{"session_end.json": false, "memory_ledger.json": false, "forget.json": false, "consolidate.json": false, "reindex.json": false}
+	want := map[string]bool{"session_end.json": false, "memory_ledger.json": false, "forget.json": false, "consolidate.json": false, "reindex.json": false, "decay.json": false}
 	for _, f := range files {
 		want[filepath.Base(f)] = true
 		t.Run(filepath.Base(f), func(t *testing.T) {
