@@ -282,3 +282,47 @@ func TestPurgeFinishesWhatAFailedAttemptBegan(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentFirstMigrations opens four stores at once on a database
+// that does not exist yet, as processes starting together against one
+// server do: every one opens, and the schema is complete, each migration
+// recorded.
+func TestConcurrentFirstMigrations(t *testing.T) {
+	dir := t.TempDir()
+	first := openTest(t, dir) // owns the engine; the others share it
+	defer first.Close()
+	const n = 4
+	var wg sync.WaitGroup
+	stores := make([]*Store, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cfg := Config{DataDir: dir, LibPath: testLibPath(t)}
+			cfg.Store.Database = "racing"
+			stores[i], errs[i] = Open(context.Background(), cfg)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("store %d: %v", i, err)
+		}
+		defer stores[i].Close()
+	}
+	applied, err := stores[0].AppliedMigrations(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := first.AppliedMigrations(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(applied) != len(want) {
+		t.Fatalf("racing opens recorded %d migrations, want %d", len(applied), len(want))
+	}
+	if _, err := stores[1].Memories(context.Background(), memory.MemoryFilter{Tenant: "acme"}); err != nil {
+		t.Fatalf("the racing database is not usable: %v", err)
+	}
+}
