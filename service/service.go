@@ -255,10 +255,8 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 // applied, makes recall see the change.
 // Requests go through the process's ledger queue (see ledgerQueue).
 func (s *Service) ledger(ctx context.Context, req activities.LedgerRequest) (activities.LedgerReply, error) {
-	if req.ID == "" {
-		req.ID = string(req.Op) + "/" + newID()
-	}
-	if err := req.Validate(); err != nil {
+	req, err := named(req)
+	if err != nil {
 		return activities.LedgerReply{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.WaitTimeout)
@@ -278,10 +276,8 @@ func (s *Service) ledger(ctx context.Context, req activities.LedgerRequest) (act
 // to timeout for its reply. A request without an ID gets a fresh one; the
 // ID is also the update ID, so Temporal deduplicates a retried call.
 func CallLedger(ctx context.Context, tc client.Client, taskQueue string, req activities.LedgerRequest, timeout time.Duration) (activities.LedgerReply, error) {
-	if req.ID == "" {
-		req.ID = string(req.Op) + "/" + newID()
-	}
-	if err := req.Validate(); err != nil {
+	req, err := named(req)
+	if err != nil {
 		return activities.LedgerReply{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -308,6 +304,15 @@ func CallLedger(ctx context.Context, tc client.Client, taskQueue string, req act
 		return reply, &memory.Error{Code: reply.Code, Op: string(req.Op), Message: reply.Error}
 	}
 	return reply, nil
+}
+
+// named gives a request without an ID a fresh one, and validates it
+// before it is queued.
+func named(req activities.LedgerRequest) (activities.LedgerRequest, error) {
+	if req.ID == "" {
+		req.ID = string(req.Op) + "/" + newID()
+	}
+	return req, req.Validate()
 }
 
 // workflowError unwraps Temporal's error chain to the domain error the

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -105,7 +104,7 @@ func TestCrashRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mcpPort, err := freeTCPPort()
+	mcpPort, err := devserver.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,14 +176,4 @@ func TestCrashRecovery(t *testing.T) {
 	if stats.Episodes != sessions {
 		t.Fatalf("after the crash the store holds %d episodes, want %d", stats.Episodes, sessions)
 	}
-}
-
-// freeTCPPort is a loopback port free at the time of the call.
-func freeTCPPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

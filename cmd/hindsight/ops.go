@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/eval/locomo"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
@@ -303,22 +305,37 @@ IDs are shown by "hindsight history MEMORY_ID" and session_end.`, "TEMPORAL_ADDR
 		return err
 	}
 	defer tc.Close()
-	reply, err := service.CallLedger(ctx, tc, s.taskQueue, activities.LedgerRequest{
+	d, err := operatorDecision(ctx, tc, s.taskQueue, activities.LedgerRequest{
 		Tenant: s.tenant, Op: activities.OpUndo, DecisionID: fs.Arg(0), Force: *force,
-	}, 2*time.Minute)
+	})
 	if err != nil {
 		return err
 	}
-	if len(reply.Decisions) == 0 {
-		return errors.New("the ledger returned no decision")
+	return printDecision(out, d, *asJSON)
+}
+
+// operatorDecision sends an operator's request (an undo, a release) to the
+// tenant's ledger through Temporal and returns the decision it took.
+func operatorDecision(ctx context.Context, tc client.Client, taskQueue string, req activities.LedgerRequest) (memory.Decision, error) {
+	reply, err := service.CallLedger(ctx, tc, taskQueue, req, 2*time.Minute)
+	if err != nil {
+		return memory.Decision{}, err
 	}
-	d := reply.Decisions[0]
-	if *asJSON {
+	if len(reply.Decisions) == 0 {
+		return memory.Decision{}, errors.New("the ledger returned no decision")
+	}
+	return reply.Decisions[0], nil
+}
+
+// printDecision prints a decision and the versions it wrote, or, with
+// asJSON, the decision as JSON.
+func printDecision(out io.Writer, d memory.Decision, asJSON bool) error {
+	if asJSON {
 		return printJSON(out, d)
 	}
 	fmt.Fprintf(out, "%s: %s\n", d.ID, d.Reason)
 	for _, m := range d.After {
-		fmt.Fprintf(out, "  %s v%d [%s] %s\n", m.ID, m.Version, m.Status, clip(m.Content, 90))
+		fmt.Fprintf(out, "  %s v%d [%s] %s\n", m.ID, m.Version, m.Status, terminalSafe(clip(m.Content, 90)))
 	}
 	return nil
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/memory"
-	"github.com/hindsight-memory/hindsight/service"
 )
 
 // runQuarantine lists the quarantined memories of a tenant, or releases
@@ -105,22 +104,14 @@ hindsight dev by default).`, "TEMPORAL_ADDR", "TEMPORAL_NAMESPACE", "HINDSIGHT_T
 			reason = who
 		}
 	}
-	reply, err := service.CallLedger(ctx, tc, s.taskQueue, activities.LedgerRequest{
+	d, err := operatorDecision(ctx, tc, s.taskQueue, activities.LedgerRequest{
 		Tenant: s.tenant, Op: activities.OpRelease, MemoryIDs: []string{fs.Arg(0)}, Reason: reason,
-	}, 2*time.Minute)
+	})
 	if err != nil {
 		return errors.New(memory.CallerMessage(err))
 	}
-	if len(reply.Decisions) == 0 {
-		return errors.New("the ledger returned no decision")
-	}
-	d := reply.Decisions[0]
-	if *asJSON {
-		return printJSON(out, d)
-	}
-	fmt.Fprintf(out, "%s: %s\n", d.ID, d.Reason)
-	for _, m := range d.After {
-		fmt.Fprintf(out, "  %s v%d [%s] %s\n", m.ID, m.Version, m.Status, terminalSafe(clip(m.Content, 90)))
+	if err := printDecision(out, d, *asJSON); err != nil || *asJSON {
+		return err
 	}
 	fmt.Fprintf(out, "undo with: hindsight merge undo %s\n", d.ID)
 	return nil

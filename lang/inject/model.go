@@ -3,6 +3,7 @@ package inject
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
@@ -121,18 +122,8 @@ func (m *Model) Explain(text string, n int) []Contribution {
 			cs = append(cs, Contribution{f, w})
 		}
 	}
-	slices.SortFunc(cs, func(a, b Contribution) int { return cmpFloat(math.Abs(b.Weight), math.Abs(a.Weight)) })
+	slices.SortFunc(cs, func(a, b Contribution) int { return cmp.Compare(math.Abs(b.Weight), math.Abs(a.Weight)) })
 	return cs[:min(n, len(cs))]
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // TrainOptions tune training; the zero value means the defaults.
