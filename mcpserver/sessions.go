@@ -208,14 +208,15 @@ func sessionGate(next http.Handler, s *Sessions) http.Handler {
 				return
 			}
 		}
-		if modernRequest(r, body) {
+		method, metaVersion := peek(body)
+		if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) || mcp.IsModernProtocol(metaVersion) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		id := r.Header.Get(server.HeaderKeySessionID)
 		switch r.Method {
 		case http.MethodPost:
-			if id == "" && !opensSession(body) {
+			if id == "" && method != string(mcp.MethodInitialize) {
 				writeRPCError(w, http.StatusBadRequest, mcp.INVALID_REQUEST,
 					"missing Mcp-Session-Id header: send initialize first, then the session ID it returns with every request")
 				return
@@ -247,27 +248,27 @@ func sessionGate(next http.Handler, s *Sessions) http.Handler {
 	})
 }
 
-// opensSession reports whether a POST body is an initialize request, the
-// one message sent without a session.
-func opensSession(body []byte) bool {
+// peek reads what the gate needs of a POST body, in one decoding: the
+// method (initialize is the one message sent without a session) and the
+// protocol version its _meta names (2026-07-28 and later have no
+// sessions, as mcp-go decides it).
+func peek(body []byte) (method, metaVersion string) {
 	var m struct {
-		Method string `json:"method"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
 	}
-	return json.Unmarshal(body, &m) == nil && m.Method == string(mcp.MethodInitialize)
-}
-
-// modernRequest reports whether a request speaks protocol 2026-07-28 or
-// later, by its header or its _meta, as mcp-go decides it.
-func modernRequest(r *http.Request, body []byte) bool {
-	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
-		return true
+	if len(body) == 0 || json.Unmarshal(body, &m) != nil {
+		return "", ""
 	}
-	var m struct {
-		Params struct {
-			Meta *mcp.Meta `json:"_meta"`
-		} `json:"params"`
+	// A malformed params or _meta names no version.
+	var p struct {
+		Meta *mcp.Meta `json:"_meta"`
 	}
-	return len(body) > 0 && json.Unmarshal(body, &m) == nil && mcp.IsModernProtocol(m.Params.Meta.ProtocolVersion())
+	var meta *mcp.Meta
+	if len(m.Params) > 0 && json.Unmarshal(m.Params, &p) == nil {
+		meta = p.Meta
+	}
+	return m.Method, meta.ProtocolVersion()
 }
 
 // nesting is the deepest nesting of arrays and objects in a JSON text,

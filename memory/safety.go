@@ -35,6 +35,15 @@ func Injected(text string) bool {
 	return inject.Attack(text)
 }
 
+// Screen reads text once for both: whether it is Injected, and whether it
+// is InstructionLike.
+func Screen(text string) (injected, instructionLike bool) {
+	if strings.TrimSpace(text) == "" {
+		return false, false
+	}
+	return inject.Read(text)
+}
+
 // InstructionLike reports whether text comes close to reading as an
 // injection (Injected, or near it): the pipeline marks such memories with
 // FlagInstructionLike, and recall shows them with a warning.

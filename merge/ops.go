@@ -95,10 +95,11 @@ func PlanCorrect(op Op, m memory.Memory, content string, outdated bool) (memory.
 	n.Content, n.ContentHash = content, memory.ContentHash(m.Kind, content)
 	n.Flags = appendUnique(n.Flags, memory.FlagUserStated)
 	d.Reason = "corrected text"
-	if memory.InstructionLike(content) {
+	injected, suspect := memory.Screen(content)
+	if suspect {
 		n.Flags = appendUnique(n.Flags, memory.FlagInstructionLike)
 	}
-	if memory.Injected(content) {
+	if injected {
 		// A correction cannot smuggle an instruction into a live memory.
 		n.Flags = appendUnique(n.Flags, memory.FlagInstructionLike)
 		n.Flags = slices.DeleteFunc(n.Flags, func(f string) bool { return f == memory.FlagReleased })

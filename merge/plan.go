@@ -139,8 +139,12 @@ func planMerge(op string, action memory.DecisionAction, in MergeInput) (memory.D
 	// A counter-example is read with the memory it belongs to: alone, a
 	// short failure report ("reading as utf-8 failed") says too little.
 	withCounter := strings.TrimSpace(c.Content + "\n" + c.CounterExample)
-	injected := memory.Injected(c.Content) || memory.Injected(withCounter)
-	if injected || memory.InstructionLike(c.Content) || memory.InstructionLike(withCounter) {
+	injected, suspect := memory.Screen(c.Content)
+	if c.CounterExample != "" {
+		i2, s2 := memory.Screen(withCounter)
+		injected, suspect = injected || i2, suspect || s2
+	}
+	if injected || suspect {
 		flags = appendUnique(flags, memory.FlagInstructionLike)
 	}
 

@@ -35,26 +35,30 @@ func Default() (*Model, error) {
 	return shipped.m, shipped.err
 }
 
-// Attack reports whether text reads as an instruction to the agent that
-// works against its operator or user (a prompt injection), by the shipped
-// model: such text is quarantined. Without a usable model every text is
-// suspect: a broken build quarantines rather than lets an injection
-// through.
-func Attack(text string) bool {
+// Read scores text once with the shipped model: attack says it reads as
+// an instruction to the agent that works against its operator or user (a
+// prompt injection), to be quarantined; suspect that it scores at least
+// four fifths of the quarantine threshold, close enough that recall shows
+// it with a warning (every attack is suspect). Without a usable model
+// every text is both: a broken build quarantines rather than lets an
+// injection through.
+func Read(text string) (attack, suspect bool) {
 	m, err := Default()
 	if err != nil {
-		return true
+		return true, true
 	}
-	return m.Attack(text)
+	p := m.Score(text)
+	return p >= m.Threshold, p >= m.Threshold*0.8
 }
 
-// Suspect reports whether text scores at least four fifths of the
-// quarantine threshold: not an injection by the model's reading, but close
-// enough that recall shows it with a warning.
+// Attack reports whether text reads as a prompt injection (see Read).
+func Attack(text string) bool {
+	attack, _ := Read(text)
+	return attack
+}
+
+// Suspect reports whether text comes close to reading as one (see Read).
 func Suspect(text string) bool {
-	m, err := Default()
-	if err != nil {
-		return true
-	}
-	return m.Score(text) >= m.Threshold*0.8
+	_, suspect := Read(text)
+	return suspect
 }
