@@ -35,7 +35,7 @@ dev: build chdb dicts
 
 ## test: vet, then every test (the chDB acceptance suite and end-to-end tests included)
 test: deps chdb dicts conformance tools vet
-	HINDSIGHT_REQUIRE_CONFORMANCE=1 $(GO) test -count=1 -timeout 20m ./...
+	HINDSIGHT_REQUIRE_CONFORMANCE=1 HINDSIGHT_REQUIRE_DICTS=1 $(GO) test -count=1 -timeout 20m ./...
 
 ## bench: benchmarks (about 25 minutes; the numbers are in the README)
 bench: deps chdb dicts

@@ -2,6 +2,7 @@ package recall
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -97,6 +98,9 @@ func TestRecencyNeverMakesRelevant(t *testing.T) {
 func TestCrossLanguageRecall(t *testing.T) {
 	lx := lexicon.Default()
 	if lx == nil {
+		if os.Getenv("HINDSIGHT_REQUIRE_DICTS") != "" {
+			t.Fatalf("dictionaries not installed (%v), though make test installs them", lexicon.Err())
+		}
 		t.Skipf("dictionaries not installed (%v); make dicts installs them", lexicon.Err())
 	}
 	store, index := memory.NewMemStore(), memory.NewMemIndex(64)
