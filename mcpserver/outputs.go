@@ -112,7 +112,9 @@ func decisionOutput(d memory.Decision) DecisionOutput {
 type LogOutput struct {
 	EventID   string `json:"event_id"`
 	SessionID string `json:"session_id"`
-	Seq       int    `json:"seq"`
+	// TS is the event's time (RFC 3339, UTC); a session's events are
+	// ordered by it.
+	TS string `json:"ts"`
 }
 
 // EndOutput is session_end's result.

@@ -192,6 +192,8 @@ func (t *tools) definitions() []definition {
 			mcp.WithString("tool_result", mcp.Description("The tool's result (shortened if long).")),
 			mcp.WithString("error", mcp.Description("The error, if the action failed.")),
 			mcp.WithString("user_id", mcp.Description("The end user the session is with, if known.")),
+			mcp.WithString("ts", mcp.Description("When the event happened (RFC 3339); now if omitted. A session's events are ordered by it.")),
+			mcp.WithString("event_id", mcp.Description("Your ID for this event, to resend it safely: an event sent again with the same ID is stored once.")),
 			mcp.WithToolAnnotation(write(false, false)),
 			mcp.WithOutputSchema[LogOutput](),
 		), t.logEvent},
@@ -409,12 +411,18 @@ func (t *tools) logEvent(ctx context.Context, tenant string, a args) (any, strin
 	if r.UserID, err = userArg(ctx, a); err != nil {
 		return nil, "", err
 	}
+	if r.TS, err = a.time("ts"); err != nil {
+		return nil, "", err
+	}
+	if r.EventID, err = a.str("event_id", false); err != nil {
+		return nil, "", err
+	}
 	e, err := t.b.Log(ctx, tenant, r)
 	if err != nil {
 		return nil, "", err
 	}
-	out := LogOutput{EventID: e.ID, SessionID: e.SessionID, Seq: e.Seq}
-	return out, fmt.Sprintf("logged event %d of session %s", e.Seq, e.SessionID), nil
+	out := LogOutput{EventID: e.ID, SessionID: e.SessionID, TS: e.TS.Format(time.RFC3339Nano)}
+	return out, fmt.Sprintf("logged event %s of session %s", e.ID, e.SessionID), nil
 }
 
 // jsonText accepts a string or any JSON value, kept as compact JSON text.

@@ -1,12 +1,15 @@
 package memory
 
 import (
+	"cmp"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
@@ -28,6 +31,27 @@ func hashID(prefix string, parts ...string) string {
 // EventID is the ID of the seq-th event of a session.
 func EventID(tenant, sessionID string, seq int) string {
 	return hashID("ev_", tenant, sessionID, strconv.Itoa(seq))
+}
+
+// LoggedEventID is the ID of an event appended to a live session (by
+// memory_log). With the client's own ID for the event, a resent event keeps
+// its ID and is stored once. Without one, the ID is new for every call,
+// unique across processes with no shared counter: the time in nanoseconds,
+// then random bits, so that IDs sort in the order they were made on one
+// clock.
+func LoggedEventID(tenant, sessionID, clientID string, now time.Time) string {
+	if clientID != "" {
+		return hashID("ev_", tenant, sessionID, "client", clientID)
+	}
+	var b [4]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return fmt.Sprintf("ev_%016x%s", now.UnixNano(), hex.EncodeToString(b[:]))
+}
+
+// CompareEvents orders the events of a session: by timestamp, then by
+// position in a transcript sent whole (logged events have none), then by ID.
+func CompareEvents(a, b Event) int {
+	return cmp.Or(a.TS.Compare(b.TS), cmp.Compare(a.Seq, b.Seq), strings.Compare(a.ID, b.ID))
 }
 
 // EpisodeID is the ID of the episode distilled from a session.

@@ -14,8 +14,9 @@ type EventLog interface {
 	// a tenant, a session ID and an ID; otherwise it returns EINVALID and
 	// stores nothing.
 	AppendEvents(ctx context.Context, events []Event) error
-	// SessionEvents returns the events of one session of one tenant ordered
-	// by Seq; an unknown session yields an empty slice, not an error.
+	// SessionEvents returns the events of one session of one tenant in
+	// CompareEvents order (time, position, ID); an unknown session yields
+	// an empty slice, not an error.
 	SessionEvents(ctx context.Context, tenant, sessionID string) ([]Event, error)
 	// Sessions returns the IDs of the tenant's sessions that have events of
 	// userID (of any user when userID is empty), sorted. Forgetting a user

@@ -73,7 +73,7 @@ func (s *MemStore) SessionEvents(ctx context.Context, tenant, sessionID string) 
 			out = append(out, e)
 		}
 	}
-	slices.SortFunc(out, func(a, b Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortFunc(out, CompareEvents)
 	return out, nil
 }
 

@@ -32,11 +32,11 @@ func (r Role) Valid() bool {
 // episodes name the session they came from, memories name their episodes and,
 // optionally, the events that are their evidence.
 type Event struct {
-	ID         string    `json:"id"` // EventID(Tenant, SessionID, Seq)
+	ID         string    `json:"id"` // EventID(Tenant, SessionID, Seq), or LoggedEventID
 	Tenant     string    `json:"tenant"`
 	SessionID  string    `json:"session_id"`
 	UserID     string    `json:"user_id,omitempty"`
-	Seq        int       `json:"seq"` // 0-based position in the session
+	Seq        int       `json:"seq"` // 0-based position in a transcript sent whole; 0 when logged
 	Role       Role      `json:"role"`
 	Content    string    `json:"content"`
 	TS         time.Time `json:"ts"`

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
@@ -60,7 +59,6 @@ type Service struct {
 	log      *slog.Logger
 	clock    func() time.Time
 
-	sessions sync.Map // tenant/session → *sync.Mutex, orders memory_log appends
 	ledgers  *ledgerQueue
 
 	red redact.Once
@@ -88,7 +86,10 @@ func (s *Service) Recall(ctx context.Context, q memory.Query) (recall.Response, 
 
 // LogRequest appends one event to a live session.
 type LogRequest struct {
-	SessionID  string
+	SessionID string
+	// EventID is the client's own ID for the event, if it has one: an
+	// event resent with it is stored once.
+	EventID    string
 	UserID     string
 	Role       memory.Role
 	Content    string
@@ -99,8 +100,10 @@ type LogRequest struct {
 	TS         time.Time
 }
 
-// Log appends an event to a session's log at the next position. Appends to
-// one session are ordered within this process.
+// Log appends an event to a session's log. It reads nothing first and
+// keeps no counter, so any number of processes can append to one session:
+// each acknowledged event is stored once, under the client's ID for it or
+// a new unique one, and the session's events are ordered by timestamp.
 func (s *Service) Log(ctx context.Context, tenant string, r LogRequest) (memory.Event, error) {
 	red, err := s.redactor(ctx)
 	if err != nil {
@@ -109,35 +112,20 @@ func (s *Service) Log(ctx context.Context, tenant string, r LogRequest) (memory.
 	if !s.keepsRawEvents(tenant) {
 		r.Content, r.ToolArgs, r.ToolResult, r.Error = red.String(r.Content), red.String(r.ToolArgs), red.String(r.ToolResult), red.String(r.Error)
 	}
+	now := s.clock().UTC()
 	t := memory.Transcript{SessionID: r.SessionID, Tenant: tenant, UserID: r.UserID, Events: []memory.Event{{
 		Role: r.Role, Content: r.Content, TS: r.TS, ToolName: r.ToolName, ToolArgs: r.ToolArgs,
 		ToolResult: r.ToolResult, Error: r.Error,
 	}}}
-	if err := t.Normalize(tenant, s.clock().UTC()); err != nil {
-		return memory.Event{}, err
-	}
-	mu := s.sessionLock(tenant, r.SessionID)
-	mu.Lock()
-	defer mu.Unlock()
-	existing, err := s.store.SessionEvents(ctx, tenant, r.SessionID)
-	if err != nil {
+	if err := t.Normalize(tenant, now); err != nil {
 		return memory.Event{}, err
 	}
 	e := t.Events[0]
-	e.Seq = len(existing)
-	if n := len(existing); n > 0 && existing[n-1].Seq >= e.Seq {
-		e.Seq = existing[n-1].Seq + 1
-	}
-	e.ID = memory.EventID(tenant, r.SessionID, e.Seq)
+	e.Seq, e.ID = 0, memory.LoggedEventID(tenant, r.SessionID, r.EventID, now)
 	if err := s.store.AppendEvents(ctx, []memory.Event{e}); err != nil {
 		return memory.Event{}, err
 	}
 	return e, nil
-}
-
-func (s *Service) sessionLock(tenant, session string) *sync.Mutex {
-	mu, _ := s.sessions.LoadOrStore(tenant+"\x00"+session, &sync.Mutex{})
-	return mu.(*sync.Mutex)
 }
 
 // EndRequest ends a session.
@@ -189,9 +177,6 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 		if err := t.Normalize(tenant, now); err != nil {
 			return EndResponse{}, err
 		}
-		if err := s.store.AppendEvents(ctx, t.Events); err != nil {
-			return EndResponse{}, fmt.Errorf("%s: store events: %w", op, err)
-		}
 	} else {
 		if err := memory.ValidateSessionID(op, r.SessionID); err != nil {
 			return EndResponse{}, err
@@ -205,6 +190,14 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 	stored, err := s.store.SessionEvents(ctx, tenant, r.SessionID)
 	if err != nil {
 		return EndResponse{}, err
+	}
+	// The transcript runs from the session's first event: the positions
+	// already logged (or sent by an earlier call) keep what is stored.
+	if fresh := t.Events[min(len(stored), len(t.Events)):]; len(fresh) > 0 {
+		if err := s.store.AppendEvents(ctx, fresh); err != nil {
+			return EndResponse{}, fmt.Errorf("%s: store events: %w", op, err)
+		}
+		stored = append(stored, fresh...)
 	}
 	if len(stored) == 0 {
 		return EndResponse{}, memory.Invalidf(op, "session %s has no events: pass events, or log them with memory_log before ending the session", r.SessionID)

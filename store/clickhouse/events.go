@@ -66,7 +66,7 @@ func (s *Store) SessionEvents(ctx context.Context, tenant, sessionID string) ([]
 		return nil, err
 	}
 	out := []memory.Event{}
-	err := s.queryRows(ctx, "session events", fmt.Sprintf(eventSelect, "session_id = {session:String}")+" ORDER BY seq, id",
+	err := s.queryRows(ctx, "session events", fmt.Sprintf(eventSelect, "session_id = {session:String}")+" ORDER BY ts, seq, id",
 		func(r driver.Rows) error {
 			e, err := scanEvent(r)
 			out = append(out, e)
