@@ -59,7 +59,7 @@ type Service struct {
 	log      *slog.Logger
 	clock    func() time.Time
 
-	ledgers  *ledgerQueue
+	ledgers *ledgerQueue
 
 	red redact.Once
 }
