@@ -173,6 +173,50 @@ func TestRetriedWritesLeaveNoVisibleDuplicates(t *testing.T) {
 	}
 }
 
+// TestWritesOrderedWithoutTrustingClocks writes from two processes on one
+// database, the first with a clock an hour ahead: each later write replaces
+// the earlier one (an episode rewritten, a setting changed, a memory
+// version written again by a retry) although its process's clock is behind.
+func TestWritesOrderedWithoutTrustingClocks(t *testing.T) {
+	ctx := context.Background()
+	db := freshDatabase("skew")
+	ahead, behind := openChDB(t, db), openChDB(t, db)
+	ahead.SkewClock(time.Hour)
+	tenant := storetest.Tenant(t)
+
+	ep := memory.Episode{ID: memory.EpisodeID(tenant, "s1"), Tenant: tenant, SessionID: "s1", Task: "first draft",
+		Status: memory.EpisodeLive, StartedAt: at, EndedAt: at, CreatedAt: at}
+	mustT(t, ahead.PutEpisode(ctx, ep))
+	ep.Task = "rewritten"
+	mustT(t, behind.PutEpisode(ctx, ep))
+	got, err := ahead.Episode(ctx, tenant, ep.ID)
+	mustT(t, err)
+	if got.Task != "rewritten" {
+		t.Errorf("an episode rewritten by a process whose clock is behind reads %q, want the rewrite", got.Task)
+	}
+
+	mustT(t, ahead.PutSetting(ctx, "skew.test", "first"))
+	mustT(t, behind.PutSetting(ctx, "skew.test", "second"))
+	if v, err := ahead.Setting(ctx, "skew.test"); err != nil || v != "second" {
+		t.Errorf("a setting changed by a process whose clock is behind reads %q (%v), want second", v, err)
+	}
+
+	m := memory.Memory{ID: "m1", Tenant: tenant, Version: 1, Kind: memory.KindFact, Status: memory.StatusLive, Content: "first attempt"}
+	mustT(t, ahead.PutMemories(ctx, []memory.Memory{m}))
+	m.Content = "retried"
+	mustT(t, behind.PutMemories(ctx, []memory.Memory{m}))
+	hist, err := ahead.History(ctx, tenant, "m1")
+	mustT(t, err)
+	if len(hist) != 1 || hist[0].Content != "retried" {
+		t.Errorf("version 1 written again by a process whose clock is behind: history %+v, want one copy, the retry", hist)
+	}
+	m.Version, m.Content = 2, "second version"
+	mustT(t, behind.PutMemories(ctx, []memory.Memory{m}))
+	if cur, err := ahead.Memory(ctx, tenant, "m1"); err != nil || cur.Version != 2 {
+		t.Errorf("current memory = %+v (%v), want version 2", cur, err)
+	}
+}
+
 // Values travel as typed parameters: text full of SQL metacharacters is
 // stored and matched as itself.
 func TestHostileTextRoundTrips(t *testing.T) {

@@ -18,11 +18,12 @@ const episodeColumns = "tenant, ended_at, id, session_id, user_id, agent, task, 
 	"failure_attempts, failure_causes, failure_event_ids, outcome, feedback, started_at, event_count, status, " +
 	"source_episodes, extractor, created_at, retention_days, write_seq"
 
-// archiveSelect copies hot rows into the archive, marked cold, with a fresh
-// write sequence so that the archived copy outranks the hot one.
+// archiveSelect copies hot rows into the archive, marked cold, with a write
+// sequence above the hot row's, so that the archived copy outranks it even
+// if the process that wrote the hot row has a clock ahead of this one's.
 const archiveSelect = "tenant, ended_at, id, session_id, user_id, agent, task, task_type, entities, steps, " +
 	"failure_attempts, failure_causes, failure_event_ids, outcome, feedback, started_at, event_count, 'cold', " +
-	"source_episodes, extractor, created_at, retention_days, {seq:UInt64}, now64(3, 'UTC')"
+	"source_episodes, extractor, created_at, retention_days, greatest({seq:UInt64}, write_seq + 1), now64(3, 'UTC')"
 
 func (s *Store) episodeRow(ep memory.Episode, seq uint64) []any {
 	var attempts, causes, eventIDs []string
@@ -90,7 +91,25 @@ func (s *Store) PutEpisodes(ctx context.Context, eps []memory.Episode) error {
 	if len(eps) == 0 {
 		return nil
 	}
-	seq := s.reserveSeq(len(eps))
+	byTenant := map[string][]string{}
+	for _, ep := range eps {
+		byTenant[ep.Tenant] = append(byTenant[ep.Tenant], ep.ID)
+	}
+	// The new rows replace every stored row of these episodes, wherever it
+	// is: their sequence is above all of them.
+	var seen uint64
+	var stale bool
+	for tenant, ids := range byTenant {
+		for chunk := range slices.Chunk(ids, checkBatch) {
+			args := []any{ch.Named("tenant", tenant), ch.Named("ids", chunk)}
+			most, existed, err := s.latestEpisodeWrite(ctx, args)
+			if err != nil {
+				return err
+			}
+			seen, stale = max(seen, most), stale || existed
+		}
+	}
+	seq := s.reserveAfter(len(eps), seen)
 	var hot, cold [][]any
 	now := toDB(s.now())
 	for i, ep := range eps {
@@ -107,13 +126,12 @@ func (s *Store) PutEpisodes(ctx context.Context, eps []memory.Episode) error {
 	if err := s.insert(ctx, "put episode", "episodes_archive", episodeColumns+", archived_at", len(cold), func(i int) []any { return cold[i] }); err != nil {
 		return err
 	}
-	// Rows of these episodes written before this call are stale, wherever
-	// they are. Deleting by write sequence, not by content, keeps a
-	// concurrent newer write safe.
-	byTenant := map[string][]string{}
-	for _, ep := range eps {
-		byTenant[ep.Tenant] = append(byTenant[ep.Tenant], ep.ID)
+	if !stale {
+		return nil
 	}
+	// Rows of these episodes written before this call are stale. Deleting
+	// by write sequence, not by content, keeps a concurrent newer write
+	// safe.
 	for tenant, ids := range byTenant {
 		for chunk := range slices.Chunk(ids, checkBatch) {
 			args := []any{ch.Named("tenant", tenant), ch.Named("ids", chunk), ch.Named("seq", seq)}
@@ -125,6 +143,15 @@ func (s *Store) PutEpisodes(ctx context.Context, eps []memory.Episode) error {
 		}
 	}
 	return nil
+}
+
+// latestEpisodeWrite finds the latest write of the episodes args name
+// (tenant, ids), in either table.
+func (s *Store) latestEpisodeWrite(ctx context.Context, args []any) (uint64, bool, error) {
+	const where = " WHERE tenant = {tenant:String} AND id IN {ids:Array(String)}"
+	return s.latestWrite(ctx, "put episode",
+		"SELECT max(w), sum(n) FROM (SELECT max(write_seq) AS w, count() AS n FROM episodes"+where+
+			" UNION ALL SELECT max(write_seq) AS w, count() AS n FROM episodes_archive"+where+")", args...)
 }
 
 // deleteStale deletes rows of the episodes ids written before seq, if any.

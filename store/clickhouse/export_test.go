@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"context"
+	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 )
@@ -13,3 +14,9 @@ func (s *Store) Exec(ctx context.Context, query string, args ...any) error {
 
 // chNamed is clickhouse.Named for the external tests.
 var ChNamed = ch.Named
+
+// SkewClock moves the store's clock by d, as on a machine whose clock is
+// off.
+func (s *Store) SkewClock(d time.Duration) {
+	s.clock = func() time.Time { return time.Now().Add(d) }
+}

@@ -60,11 +60,11 @@ func (s *Store) PutMemories(ctx context.Context, ms []memory.Memory) error {
 			return err
 		}
 	}
-	// Sequence numbers follow the batch order, so that of two copies of one
-	// version in a batch the later wins, as it would in two batches.
-	seq := s.reserveSeq(len(ms))
+	// A version's write sequence is its number, which the ledger assigned:
+	// copies of one version tie and the last inserted wins, on any clock.
+	// Of two copies in one batch, the later is the one inserted.
 	return s.insert(ctx, "put memories", "memory_versions", memoryColumns, len(ms), func(i int) []any {
-		return s.memoryRow(ms[i], seq+uint64(i))
+		return s.memoryRow(ms[i], uint64(ms[i].Version))
 	})
 }
 

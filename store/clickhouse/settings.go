@@ -2,7 +2,6 @@ package clickhouse
 
 import (
 	"context"
-	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -27,8 +26,12 @@ func (s *Store) PutSetting(ctx context.Context, key, value string) error {
 	if err := memory.ValidateSettingKey("clickhouse: put setting", key); err != nil {
 		return err
 	}
-	seq := s.nextSeq()
+	most, _, err := s.latestWrite(ctx, "put setting", "SELECT max(write_seq), count() FROM settings WHERE key = {key:String}", ch.Named("key", key))
+	if err != nil {
+		return err
+	}
+	seq := s.reserveAfter(1, most)
 	return s.insert(ctx, "put setting", "settings", "key, value, updated_at, write_seq", 1, func(int) []any {
-		return []any{key, value, toDB(time.Now()), seq}
+		return []any{key, value, toDB(s.now()), seq}
 	})
 }

@@ -22,6 +22,8 @@ type Store struct {
 	log  *slog.Logger
 	// lastSeq orders writes of this process: see nextSeq.
 	lastSeq atomic.Uint64
+	// clock is the wall clock (time.Now); tests skew it.
+	clock func() time.Time
 }
 
 var _ memory.EpisodicStore = (*Store)(nil)
@@ -47,7 +49,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: open %s: %w", cfg, err)
 	}
-	s := &Store{conn: conn, cfg: cfg, log: cfg.Logger}
+	s := &Store{conn: conn, cfg: cfg, log: cfg.Logger, clock: time.Now}
 	if err := s.ping(ctx); err != nil {
 		conn.Close()
 		return nil, err
@@ -179,20 +181,44 @@ func (s *Store) withTimeout(ctx context.Context) (context.Context, context.Cance
 	return context.WithTimeout(ctx, s.cfg.QueryTimeout)
 }
 
-// nextSeq returns a write sequence number: nanoseconds since the epoch,
-// strictly increasing within the process. ReplacingMergeTree keeps the row
-// with the highest sequence, so the later of two writes wins.
+// Write sequences. ReplacingMergeTree keeps the row with the highest
+// write_seq of each key, so a row that replaces another must carry a higher
+// one, whichever process writes it and whatever its clock says:
+//   - a memory version's write_seq is its version number, which the
+//     tenant's ledger (the single writer) assigns in order; copies of one
+//     version tie, and the last inserted wins;
+//   - an episode or a setting that replaces stored rows takes a sequence
+//     above theirs (see latestWrite), a Lamport clock kept in the rows;
+//   - events and decisions keep their first write, whose sequence only
+//     breaks the tie between identical retries.
+// Sequences are nanoseconds since the epoch, strictly increasing within
+// the process, and never below one seen in the store.
+
+// nextSeq returns a write sequence number.
 func (s *Store) nextSeq() uint64 { return s.reserveSeq(1) }
 
 // reserveSeq reserves n consecutive sequence numbers and returns the first.
-func (s *Store) reserveSeq(n int) uint64 {
+func (s *Store) reserveSeq(n int) uint64 { return s.reserveAfter(n, 0) }
+
+// reserveAfter reserves n consecutive sequence numbers above seen.
+func (s *Store) reserveAfter(n int, seen uint64) uint64 {
 	for {
 		last := s.lastSeq.Load()
-		first := max(uint64(time.Now().UnixNano()), last+1)
+		first := max(uint64(s.clock().UnixNano()), last+1, seen+1)
 		if s.lastSeq.CompareAndSwap(last, first+uint64(max(n, 1))-1) {
 			return first
 		}
 	}
+}
+
+// latestWrite runs query, a SELECT of the highest write_seq and the count
+// of the rows a write is about to replace, so that the write can take a
+// sequence above theirs (reserveAfter) even if they were written by a
+// process whose clock is ahead of this one's.
+func (s *Store) latestWrite(ctx context.Context, what, query string, args ...any) (most uint64, existed bool, err error) {
+	var rows uint64
+	err = s.queryRows(ctx, what+": latest write", query, func(r driver.Rows) error { return r.Scan(&most, &rows) }, args...)
+	return most, rows > 0, err
 }
 
 // insertCtx marks inserts as not to be deduplicated by block content. The
@@ -310,4 +336,4 @@ func checkTimes(op, what string, pairs ...any) error {
 }
 
 // now is the wall clock, in UTC.
-func (s *Store) now() time.Time { return time.Now().UTC() }
+func (s *Store) now() time.Time { return s.clock().UTC() }
