@@ -85,7 +85,7 @@ func TestEveryExampleDistils(t *testing.T) {
 			if !ok {
 				t.Fatalf("no expectations for %s: add them to wants", s.Name)
 			}
-			tr, err := memory.ParseTranscript(s.Data)
+			tr, err := memory.ParseTranscript(s.Data, nil)
 			if err != nil {
 				t.Fatalf("parse: %v", err)
 			}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hindsight-memory/hindsight/memory"
 )
 
 // args reads tool arguments leniently: agents send numbers as strings and
@@ -144,18 +146,18 @@ func (a args) strings(name string) ([]string, error) {
 	return out, nil
 }
 
-// time accepts RFC 3339 or a date (YYYY-MM-DD, read as UTC midnight).
-func (a args) time(name string) (time.Time, error) {
+// time reads a time by memory.ParseTime's rule: RFC 3339, or a time or a
+// date without a zone, read in loc (the deployment's time zone).
+func (a args) time(name string, loc *time.Location) (time.Time, error) {
 	s, err := a.str(name, false)
 	if err != nil || s == "" {
 		return time.Time{}, err
 	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), nil
-		}
+	t, err := memory.ParseTime(s, loc)
+	if err != nil {
+		return time.Time{}, badArg("%s must be an RFC 3339 time or a date like 2026-03-01, got %q", name, s)
 	}
-	return time.Time{}, badArg("%s must be an RFC 3339 time or a date like 2026-03-01, got %q", name, s)
+	return t, nil
 }
 
 func jsonType(v any) string {

@@ -1,11 +1,13 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"io"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -35,6 +37,10 @@ type Options struct {
 	// Version is reported to clients.
 	Version string
 	Logger  *slog.Logger
+	// Location is the deployment's time zone (HINDSIGHT_TIMEZONE): times
+	// and dates the tools are given without a zone are read in it, as
+	// recall reads time words. Nil is UTC.
+	Location *time.Location
 }
 
 // New returns an MCP server with Hindsight's tools.
@@ -42,7 +48,7 @@ func New(b Backend, opts Options) *server.MCPServer {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	t := &tools{b: b, log: opts.Logger}
+	t := &tools{b: b, log: opts.Logger, loc: cmp.Or(opts.Location, time.UTC)}
 	hooks := &server.Hooks{}
 	hooks.AddAfterListResources(t.listResources)
 	s := server.NewMCPServer("hindsight", opts.Version,

@@ -36,6 +36,7 @@ const (
 type tools struct {
 	b   Backend
 	log *slog.Logger
+	loc *time.Location // of times without a zone
 }
 
 type handler func(ctx context.Context, tenant string, a args) (any, string, error)
@@ -292,10 +293,10 @@ func (t *tools) recall(ctx context.Context, tenant string, a args) (any, string,
 	if q.Entities, err = a.strings("entities"); err != nil {
 		return nil, "", err
 	}
-	if q.Since, err = a.time("since"); err != nil {
+	if q.Since, err = a.time("since", t.loc); err != nil {
 		return nil, "", err
 	}
-	if q.Until, err = a.time("until"); err != nil {
+	if q.Until, err = a.time("until", t.loc); err != nil {
 		return nil, "", err
 	}
 	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Until.After(q.Since) {
@@ -411,7 +412,7 @@ func (t *tools) logEvent(ctx context.Context, tenant string, a args) (any, strin
 	if r.UserID, err = userArg(ctx, a); err != nil {
 		return nil, "", err
 	}
-	if r.TS, err = a.time("ts"); err != nil {
+	if r.TS, err = a.time("ts", t.loc); err != nil {
 		return nil, "", err
 	}
 	if r.EventID, err = a.str("event_id", false); err != nil {
@@ -461,17 +462,17 @@ func (t *tools) endSession(ctx context.Context, tenant string, a args) (any, str
 	if r.Agent, err = a.str("agent", false); err != nil {
 		return nil, "", err
 	}
-	if r.StartedAt, err = a.time("started_at"); err != nil {
+	if r.StartedAt, err = a.time("started_at", t.loc); err != nil {
 		return nil, "", err
 	}
-	if r.EndedAt, err = a.time("ended_at"); err != nil {
+	if r.EndedAt, err = a.time("ended_at", t.loc); err != nil {
 		return nil, "", err
 	}
 	if r.Wait, err = a.boolean("wait", false); err != nil {
 		return nil, "", err
 	}
 	if a.has("events") {
-		if r.Events, err = parseEvents(a["events"]); err != nil {
+		if r.Events, err = parseEvents(a["events"], t.loc); err != nil {
 			return nil, "", err
 		}
 	}
@@ -485,7 +486,7 @@ func (t *tools) endSession(ctx context.Context, tenant string, a args) (any, str
 
 // parseEvents reads events with the transcript parser, so the tool accepts
 // exactly what transcript files accept.
-func parseEvents(v any) ([]memory.Event, error) {
+func parseEvents(v any, loc *time.Location) ([]memory.Event, error) {
 	list, ok := v.([]any)
 	if !ok {
 		return nil, badArg("events must be a list of event objects, got %s", jsonType(v))
@@ -494,7 +495,7 @@ func parseEvents(v any) ([]memory.Event, error) {
 	if err != nil {
 		return nil, badArg("events: %v", err)
 	}
-	tr, err := memory.ParseTranscript(raw)
+	tr, err := memory.ParseTranscript(raw, loc)
 	if err != nil {
 		return nil, badArg("events: %s", memory.ErrorMessage(err))
 	}

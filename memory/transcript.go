@@ -58,9 +58,10 @@ type wireMessage struct {
 }
 
 // ParseTranscript reads a transcript in Hindsight's format, an object with
-// an OpenAI-style "messages" array, or a bare messages array. The result is
-// not yet normalised; call Transcript.Normalize.
-func ParseTranscript(data []byte) (Transcript, error) {
+// an OpenAI-style "messages" array, or a bare messages array. Times without
+// a zone are in loc (nil: UTC; see ParseTime). The result is not yet
+// normalised; call Transcript.Normalize.
+func ParseTranscript(data []byte, loc *time.Location) (Transcript, error) {
 	const op = "parse transcript"
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
@@ -79,10 +80,10 @@ func ParseTranscript(data []byte) (Transcript, error) {
 	if t.SessionID, err = rawString(w.SessionID); err != nil {
 		return Transcript{}, Invalidf(op, "session_id: %v", err)
 	}
-	if t.StartedAt, err = parseTime(w.StartedAt); err != nil {
+	if t.StartedAt, err = parseTime(w.StartedAt, loc); err != nil {
 		return Transcript{}, Invalidf(op, "started_at: %v", err)
 	}
-	if t.EndedAt, err = parseTime(w.EndedAt); err != nil {
+	if t.EndedAt, err = parseTime(w.EndedAt, loc); err != nil {
 		return Transcript{}, Invalidf(op, "ended_at: %v", err)
 	}
 	if len(w.Events) > 0 && len(w.Messages) > 0 {
@@ -93,7 +94,7 @@ func ParseTranscript(data []byte) (Transcript, error) {
 		if e.Content, err = textOf(we.Content); err != nil {
 			return Transcript{}, Invalidf(op, "events[%d].content: %v", i, err)
 		}
-		if e.TS, err = parseTime(we.TS); err != nil {
+		if e.TS, err = parseTime(we.TS, loc); err != nil {
 			return Transcript{}, Invalidf(op, "events[%d].ts: %v", i, err)
 		}
 		e.ToolArgs = argsText(we.ToolArgs)
@@ -309,24 +310,28 @@ func verbatim(raw json.RawMessage) string {
 	return b.String()
 }
 
-var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"}
+// Times without a zone. Every time Hindsight is given (event and session
+// timestamps, since and until, and the time words of a query) follows one
+// rule: a time with an offset or Z is that instant; a time or a date
+// without one is read in the deployment's time zone (HINDSIGHT_TIMEZONE,
+// UTC by default), a date as its midnight there. Unix seconds and
+// milliseconds are instants.
 
-// parseTime accepts RFC 3339 (or the same without a zone, read as UTC) or
-// Unix seconds or milliseconds.
-func parseTime(raw json.RawMessage) (time.Time, error) {
-	if len(raw) == 0 || string(raw) == "null" || string(raw) == `""` {
-		return time.Time{}, nil
+var timeLayouts = []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"}
+
+// ParseTime reads a time by the rule above, in loc (nil: UTC): RFC 3339,
+// the same without a zone, a date, or Unix seconds or milliseconds. The
+// result is in UTC.
+func ParseTime(s string, loc *time.Location) (time.Time, error) {
+	if loc == nil {
+		loc = time.UTC
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		var n json.Number
-		if err := json.Unmarshal(raw, &n); err != nil {
-			return time.Time{}, fmt.Errorf("want an RFC 3339 time or Unix seconds, got %s", clip(string(raw), 40))
-		}
-		s = n.String()
+	s = strings.TrimSpace(s)
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return inRange(t.UTC(), s)
 	}
 	for _, layout := range timeLayouts {
-		if t, err := time.Parse(layout, s); err == nil {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
 			return inRange(t.UTC(), s)
 		}
 	}
@@ -340,7 +345,23 @@ func parseTime(raw json.RawMessage) (time.Time, error) {
 		sec := int64(f)
 		return inRange(time.Unix(sec, int64((f-float64(sec))*1e9)).UTC(), s)
 	}
-	return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time like 2026-03-01T09:30:00Z", s)
+	return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time like 2026-03-01T09:30:00Z or a date like 2026-03-01", clip(s, 40))
+}
+
+// parseTime reads a JSON time (a string or a number) with ParseTime.
+func parseTime(raw json.RawMessage, loc *time.Location) (time.Time, error) {
+	if len(raw) == 0 || string(raw) == "null" || string(raw) == `""` {
+		return time.Time{}, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		var n json.Number
+		if err := json.Unmarshal(raw, &n); err != nil {
+			return time.Time{}, fmt.Errorf("want an RFC 3339 time or Unix seconds, got %s", clip(string(raw), 40))
+		}
+		s = n.String()
+	}
+	return ParseTime(s, loc)
 }
 
 // maxUnixMilli is 9999-12-31T23:59:59.999Z in Unix milliseconds.

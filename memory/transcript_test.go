@@ -14,7 +14,7 @@ func TestParseTranscriptFormats(t *testing.T) {
 	    {"role": "tool", "tool_name": "python", "tool_args": "{\"code\": \"read_csv('sales.csv')\"}", "error": "UnicodeDecodeError"},
 	    {"role": "user", "content": [{"type": "text", "text": "thanks"}], "ts": 1772442060}
 	  ]}`
-	tr, err := ParseTranscript([]byte(own))
+	tr, err := ParseTranscript([]byte(own), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestParseTranscriptFormats(t *testing.T) {
 	chat := `[{"role": "system", "content": "be brief"}, {"role": "user", "content": "deploy"},
 	  {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "helm", "arguments": "{\"release\":\"api\"}"}}]},
 	  {"role": "tool", "tool_call_id": "c1", "content": "deployed"}]`
-	tr2, err := ParseTranscript([]byte(chat))
+	tr2, err := ParseTranscript([]byte(chat), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestParseTranscriptFormats(t *testing.T) {
 		tr2.Events[2].ToolArgs != `{"release":"api"}` || tr2.Events[3].ToolName != "helm" || tr2.Events[3].ToolResult != "deployed" {
 		t.Fatalf("chat transcript = %+v", tr2)
 	}
-	again, _ := ParseTranscript([]byte(chat))
+	again, _ := ParseTranscript([]byte(chat), nil)
 	if again.SessionID != tr2.SessionID {
 		t.Fatal("the derived session ID of a bare chat is not deterministic")
 	}
@@ -67,7 +67,7 @@ func TestParseTranscriptErrors(t *testing.T) {
 		{`{"session_id": "s", "started_at": "2026-13-01", "events": [{"role": "user", "content": "x"}]}`, "started_at"},
 	}
 	for _, tt := range tests {
-		_, err := ParseTranscript([]byte(tt.in))
+		_, err := ParseTranscript([]byte(tt.in), nil)
 		if tt.want == "" {
 			if err != nil {
 				t.Errorf("ParseTranscript(%s) = %v", tt.in, err)
@@ -104,7 +104,7 @@ func TestParseTranscriptErrors(t *testing.T) {
 func TestTimestampsOutOfRange(t *testing.T) {
 	for _, ts := range []string{`"0001-01-01T00:00:00Z"`, `100000000000000000000`, `"100000000000000000000"`, `-5`, `"12000-01-01T00:00:00Z"`} {
 		raw := `{"session_id": "s1", "events": [{"role": "user", "content": "hi", "ts": ` + ts + `}]}`
-		_, err := ParseTranscript([]byte(raw))
+		_, err := ParseTranscript([]byte(raw), nil)
 		if err == nil || !strings.Contains(ErrorMessage(err), "out of range") && !strings.Contains(ErrorMessage(err), "not an RFC 3339 time") {
 			t.Errorf("ts %s: %v", ts, err)
 		}
@@ -113,7 +113,7 @@ func TestTimestampsOutOfRange(t *testing.T) {
 		}
 	}
 	ok := `{"session_id": "s1", "events": [{"role": "user", "content": "hi", "ts": 1767225600}]}`
-	if _, err := ParseTranscript([]byte(ok)); err != nil {
+	if _, err := ParseTranscript([]byte(ok), nil); err != nil {
 		t.Fatalf("Unix seconds: %v", err)
 	}
 }

@@ -46,7 +46,11 @@ the memories are recallable, and prints what was learned.`, clientEnvs...)
 	if err != nil {
 		return err
 	}
-	t, err := memory.ParseTranscript(data)
+	loc, err := timeZone()
+	if err != nil {
+		return err
+	}
+	t, err := memory.ParseTranscript(data, loc)
 	if err != nil {
 		return fmt.Errorf("%s: %s", *file, memory.ErrorMessage(err))
 	}

@@ -56,7 +56,7 @@ var envHelp = map[string]string{
 	"HINDSIGHT_QUERY_MODEL":          "chat model for query parsing (HINDSIGHT_LLM_MODEL)",
 	"HINDSIGHT_EMBED_MODEL":          "embedding model; unset means the offline embedder",
 	"HINDSIGHT_LLM_QUERY_PARSING":    "let the LLM parse recall queries (false)",
-	"HINDSIGHT_TIMEZONE":             "time zone of time words in recall queries (\"last week\", \"上周\"), e.g. Asia/Shanghai (UTC)",
+	"HINDSIGHT_TIMEZONE":             "time zone of time words in recall queries (\"last week\", \"上周\") and of times and dates given without a zone, e.g. Asia/Shanghai (UTC)",
 	"HINDSIGHT_RECALL_MIN_RELEVANCE": "absolute relevance a memory needs to be recalled, 0–1 (0.2; negative: off)",
 	"HINDSIGHT_PII_POLICY":           "personal data policy: CLASS=keep|mask|drop for email, phone, address, card, national_id, ip (cards and national IDs masked)",
 	"HINDSIGHT_REDACTION_KEY":        "key of the hash in secret placeholders, 16+ characters (unset: the deployment's, kept in the store)",
@@ -176,12 +176,8 @@ func (s *stackFlags) workerConfig(log *slog.Logger) (worker.Config, error) {
 		cfg.OpenAI = &oc
 		cfg.Recall.LLMQueryParsing, _ = strconv.ParseBool(os.Getenv("HINDSIGHT_LLM_QUERY_PARSING"))
 	}
-	if tz := os.Getenv("HINDSIGHT_TIMEZONE"); tz != "" {
-		loc, err := time.LoadLocation(tz)
-		if err != nil {
-			return cfg, fmt.Errorf("HINDSIGHT_TIMEZONE=%q: %w (use an IANA name such as Asia/Shanghai)", tz, err)
-		}
-		cfg.Recall.Location = loc
+	if cfg.Recall.Location, err = timeZone(); err != nil {
+		return cfg, err
 	}
 	if v := os.Getenv("HINDSIGHT_MERGE_THRESHOLD"); v != "" {
 		t, err := strconv.ParseFloat(v, 64)
@@ -225,4 +221,19 @@ func envInt(name string, def int) (int, error) {
 		return 0, fmt.Errorf("%s=%q: want a whole number ≥ 0", name, v)
 	}
 	return n, nil
+}
+
+// timeZone is the deployment's time zone, HINDSIGHT_TIMEZONE (UTC): recall
+// reads time words in it, and every time or date given without a zone
+// (event timestamps, since and until) is read in it.
+func timeZone() (*time.Location, error) {
+	tz := os.Getenv("HINDSIGHT_TIMEZONE")
+	if tz == "" {
+		return time.UTC, nil
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, fmt.Errorf("HINDSIGHT_TIMEZONE=%q: %w (use an IANA name such as Asia/Shanghai)", tz, err)
+	}
+	return loc, nil
 }

@@ -159,7 +159,11 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 		return nil, err
 	}
 	st.service = service.New(scfg, st.runtime.Store, st.client, st.runtime.Engine, log)
-	mcp := mcpserver.New(st.service, mcpserver.Options{Version: version, Logger: log})
+	loc, err := timeZone()
+	if err != nil {
+		return nil, err
+	}
+	mcp := mcpserver.New(st.service, mcpserver.Options{Version: version, Logger: log, Location: loc})
 	ops := opsMux(readiness{temporal: st.client, store: st.runtime.Store}, m)
 	sessions, err := mcpSessions(ctx, st.runtime.Store)
 	if err != nil {

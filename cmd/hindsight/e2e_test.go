@@ -117,7 +117,7 @@ func transcriptEvents(t *testing.T, name string) (memory.Transcript, []map[strin
 		if s.Name != name {
 			continue
 		}
-		tr, err := memory.ParseTranscript(s.Data)
+		tr, err := memory.ParseTranscript(s.Data, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

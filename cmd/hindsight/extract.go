@@ -40,7 +40,11 @@ of a scenario corpus.`)
 		if err != nil {
 			return err
 		}
-		t, err := memory.ParseTranscript(data)
+		loc, err := timeZone()
+		if err != nil {
+			return err
+		}
+		t, err := memory.ParseTranscript(data, loc)
 		if err != nil {
 			return fmt.Errorf("%s: %s", *file, memory.ErrorMessage(err))
 		}

@@ -157,7 +157,11 @@ dev server's memory.`, append(stackEnvs, "HINDSIGHT_URL", "HINDSIGHT_TOKEN")...)
 		return err
 	}
 	svc := service.New(scfg, rt.Store, tc, rt.Engine, log)
-	srv := mcpserver.New(svc, mcpserver.Options{Version: version, Logger: log})
+	loc, err := timeZone()
+	if err != nil {
+		return err
+	}
+	srv := mcpserver.New(svc, mcpserver.Options{Version: version, Logger: log, Location: loc})
 	if *transport == "stdio" {
 		return mcpserver.ServeStdio(ctx, srv, s.tenant, os.Stdin, os.Stdout)
 	}

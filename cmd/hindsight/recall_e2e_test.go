@@ -19,7 +19,7 @@ func exampleArgs(t *testing.T, name string) map[string]any {
 		if s.Name != name {
 			continue
 		}
-		tr, err := memory.ParseTranscript(s.Data)
+		tr, err := memory.ParseTranscript(s.Data, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

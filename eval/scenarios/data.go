@@ -150,7 +150,7 @@ func (s *Session) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &extra); err != nil {
 		return err
 	}
-	t, err := memory.ParseTranscript(data)
+	t, err := memory.ParseTranscript(data, nil)
 	if err != nil {
 		return fmt.Errorf("session: %s", memory.ErrorMessage(err))
 	}

@@ -12,7 +12,7 @@ import (
 // BenchmarkExtract distils each example transcript (18 events or so).
 func BenchmarkExtract(b *testing.B) {
 	for _, s := range examples.All() {
-		tr, err := memory.ParseTranscript(s.Data)
+		tr, err := memory.ParseTranscript(s.Data, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
