@@ -3,6 +3,9 @@ package activities
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/hindsight-memory/hindsight/memory"
 )
@@ -16,6 +19,15 @@ type Generations interface {
 	// Activate records generation name as the one recall reads, and
 	// switches this process to it.
 	Activate(ctx context.Context, name string) error
+	// AwaitSwitch waits until every live process reads generation name,
+	// and fails after timeout naming those that do not.
+	AwaitSwitch(ctx context.Context, name string, timeout time.Duration) error
+}
+
+// AwaitSwitchInput asks to wait for every process to read a generation.
+type AwaitSwitchInput struct {
+	Generation string        `json:"generation"`
+	Timeout    time.Duration `json:"timeout"`
 }
 
 // ReindexTenantInput asks to fill a generation with one tenant's data.
@@ -47,6 +59,22 @@ func (a *Activities) ReindexTarget(ctx context.Context) (string, error) {
 	name, _, _ := a.Generations.Target()
 	return name, nil
 }
+
+// AwaitGenerationSwitch waits until every live process has switched to a
+// generation just activated. Processes that have not switched by the
+// timeout fail it, non-retryably, with an error that names them and what
+// they report: waiting longer would not help, and the reindex must not
+// claim a switch that did not happen.
+func (a *Activities) AwaitGenerationSwitch(ctx context.Context, in AwaitSwitchInput) error {
+	err := a.Generations.AwaitSwitch(ctx, in.Generation, in.Timeout)
+	if err != nil && ctx.Err() == nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrGenerationSwitch, err)
+	}
+	return err
+}
+
+// ErrGenerationSwitch is the error type of processes that did not switch.
+const ErrGenerationSwitch = "GENERATION_SWITCH_INCOMPLETE"
 
 // ActivateGeneration records a filled generation as the one recall reads.
 func (a *Activities) ActivateGeneration(ctx context.Context, name string) error {

@@ -146,6 +146,8 @@ type EpisodicStore interface {
 	// wins. Keys are short names of letters, digits, '.', '_' and '-'.
 	Setting(ctx context.Context, key string) (string, error)
 	PutSetting(ctx context.Context, key, value string) error
+	// Settings returns every setting whose key starts with prefix.
+	Settings(ctx context.Context, prefix string) (map[string]string, error)
 	Close() error
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -409,6 +410,19 @@ func (s *MemStore) PutSetting(ctx context.Context, key, value string) error {
 	defer s.mu.Unlock()
 	s.settings[key] = value
 	return nil
+}
+
+// Settings implements EpisodicStore.
+func (s *MemStore) Settings(ctx context.Context, prefix string) (map[string]string, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := map[string]string{}
+	for k, v := range s.settings {
+		if strings.HasPrefix(k, prefix) {
+			out[k] = v
+		}
+	}
+	return out, nil
 }
 
 // Close implements EpisodicStore.

@@ -200,6 +200,7 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 	}
 	rt.closers = append(rt.closers, rt.gens.close)
 	rt.Index, rt.Embedder = genIndex{g: rt.gens}, embedderView{rt.gens}
+	rt.gens.poll(ctx) // announce at once what this process reads
 	watchCtx, stop := context.WithCancel(context.Background())
 	rt.stop = stop
 	go rt.gens.watch(watchCtx)

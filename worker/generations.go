@@ -3,11 +3,16 @@ package worker
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,12 +36,41 @@ import (
 // configured one as the next generation; the Reindex workflow fills the
 // next generation from the store (the system of record), records it, and
 // every process switches over at its next poll. Recall never stops.
+//
+// Every process announces which generation it reads in a setting of its
+// own (readerPrefix + its ID), with a beat that moves while it runs. A
+// reindex waits until every live process announces the new generation
+// (AwaitSwitch), and fails loudly, naming the processes, if some do not in
+// time.
 
 // SettingGeneration is the setting that names the generation recall reads.
 const SettingGeneration = "vector.generation"
 
 // GenerationPoll is how often a process checks the recorded generation.
 const GenerationPoll = 5 * time.Second
+
+const (
+	// readerPrefix starts the key of each process's reader record.
+	readerPrefix = "vector.reader."
+	// readerBeat is how often a process rewrites its reader record when
+	// nothing changed; a record whose beat stops moving for two beats is a
+	// process that is gone.
+	readerBeat = 30 * time.Second
+	// readerExpiry is the age past which a reader record is a process gone
+	// long ago, whatever the clocks say.
+	readerExpiry = 10 * time.Minute
+)
+
+// readerRecord is a process's reader record: the generation it reads.
+type readerRecord struct {
+	Generation string    `json:"generation"`
+	Beat       uint64    `json:"beat"`
+	Seen       time.Time `json:"seen"`
+	Closed     bool      `json:"closed,omitempty"`
+	// Error is why the process's last poll of the recorded generation
+	// failed, if it did.
+	Error string `json:"error,omitempty"`
+}
 
 // Generation is a vector index and the embedder that fills it.
 type Generation struct {
@@ -103,6 +137,14 @@ type generations struct {
 	next   *Generation
 	store  memory.EpisodicStore
 	log    *slog.Logger
+
+	// process names this process's reader record; the rest is what it
+	// last announced, under announcing.
+	process    string
+	announcing sync.Mutex
+	announced  readerRecord
+	wrote      time.Time
+	pollErr    string
 }
 
 // Active returns the generation recall reads.
@@ -154,10 +196,13 @@ func (g *generations) switchTo(name string) {
 	if err := old.Index.Close(); err != nil {
 		g.log.Warn("closing the old vector index generation", "generation", old.Name, "error", err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	g.announce(ctx, nil, false)
 }
 
-// watch polls the recorded generation until ctx ends and follows a switch
-// another process made.
+// watch polls the recorded generation until ctx ends, follows a switch
+// another process made, and keeps this process's reader record current.
 func (g *generations) watch(ctx context.Context) {
 	t := time.NewTicker(GenerationPoll)
 	defer t.Stop()
@@ -167,21 +212,143 @@ func (g *generations) watch(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if _, pending := g.Next(); !pending {
-			continue
-		}
+		g.poll(ctx)
+	}
+}
+
+// poll follows the recorded generation, if this process has a next one,
+// and announces what it reads. A failed poll is logged and announced (a
+// reindex waiting for this process says why it has not switched), and
+// retried at the next tick.
+func (g *generations) poll(ctx context.Context) {
+	var failure error
+	if _, pending := g.Next(); pending {
 		raw, err := g.store.Setting(ctx, SettingGeneration)
-		if err != nil {
-			continue
-		}
 		var rec generationRecord
-		if json.Unmarshal([]byte(raw), &rec) == nil && rec.Name != "" {
+		switch {
+		case err != nil:
+			failure = fmt.Errorf("read the recorded vector index generation: %w", err)
+		case json.Unmarshal([]byte(raw), &rec) != nil:
+			failure = fmt.Errorf("the recorded vector index generation %q is not valid JSON", raw)
+		case rec.Name != "":
 			g.switchTo(rec.Name)
+		}
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	g.announce(ctx, failure, false)
+}
+
+// announce writes this process's reader record when what it reads or its
+// poll's failure changed, and at least every readerBeat.
+func (g *generations) announce(ctx context.Context, failure error, closed bool) {
+	g.announcing.Lock()
+	defer g.announcing.Unlock()
+	msg := ""
+	if failure != nil {
+		msg = failure.Error()
+	}
+	if msg != g.pollErr {
+		if msg != "" {
+			g.log.Warn("vector index generation poll failed; retrying every "+GenerationPoll.String(), "error", msg)
+		} else {
+			g.log.Info("vector index generation poll recovered")
+		}
+		g.pollErr = msg
+	}
+	rec := readerRecord{Generation: g.Active().Name, Beat: g.announced.Beat + 1, Seen: time.Now().UTC(), Closed: closed, Error: msg}
+	if rec.Generation == g.announced.Generation && rec.Error == g.announced.Error && !closed && time.Since(g.wrote) < readerBeat {
+		return
+	}
+	raw, _ := json.Marshal(rec)
+	if err := g.store.PutSetting(ctx, readerPrefix+g.process, string(raw)); err != nil {
+		g.log.Warn("announcing the vector index generation this process reads failed; retrying", "error", err)
+		return
+	}
+	g.announced, g.wrote = rec, time.Now()
+}
+
+// SwitchLagError says which processes had not switched to a generation
+// when a reindex stopped waiting for them.
+type SwitchLagError struct {
+	Generation string
+	Waited     time.Duration
+	Lagging    map[string]readerRecord // by process
+}
+
+func (e *SwitchLagError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "after %s, %d process(es) still read another vector index generation than %s:", e.Waited.Round(time.Second), len(e.Lagging), e.Generation)
+	for _, p := range slices.Sorted(maps.Keys(e.Lagging)) {
+		r := e.Lagging[p]
+		fmt.Fprintf(&b, " %s reads %s", p, r.Generation)
+		if r.Error != "" {
+			fmt.Fprintf(&b, " (its last poll failed: %s)", r.Error)
+		}
+		b.WriteString(";")
+	}
+	b.WriteString(" restart them, or fix what they report, and run the reindex again")
+	return b.String()
+}
+
+// AwaitSwitch waits until every live process reads generation name, as
+// their reader records say, and returns a *SwitchLagError naming those
+// that do not after timeout. A process is live while the beat of its
+// record moves; one whose beat stands still for two readerBeats, whose
+// record is older than readerExpiry, or that closed, is gone and not
+// waited for. Only this process's clock measures the waiting.
+func (g *generations) AwaitSwitch(ctx context.Context, name string, timeout time.Duration) error {
+	start := time.Now()
+	type watched struct {
+		beat  uint64
+		moved time.Time
+	}
+	beats := map[string]watched{}
+	tick := time.NewTicker(GenerationPoll / 5)
+	defer tick.Stop()
+	for {
+		recs, err := g.store.Settings(ctx, readerPrefix)
+		now := time.Now()
+		if err == nil {
+			lagging := map[string]readerRecord{}
+			for key, raw := range recs {
+				var r readerRecord
+				if json.Unmarshal([]byte(raw), &r) != nil {
+					continue
+				}
+				p := strings.TrimPrefix(key, readerPrefix)
+				w, ok := beats[p]
+				if !ok || w.beat != r.Beat {
+					w = watched{beat: r.Beat, moved: now}
+					beats[p] = w
+				}
+				gone := r.Closed || time.Since(r.Seen) > readerExpiry || now.Sub(w.moved) > 2*readerBeat+GenerationPoll
+				if r.Generation != name && !gone {
+					lagging[p] = r
+				}
+			}
+			if len(lagging) == 0 {
+				return nil
+			}
+			if now.Sub(start) >= timeout {
+				return &SwitchLagError{Generation: name, Waited: now.Sub(start), Lagging: lagging}
+			}
+		} else if now.Sub(start) >= timeout {
+			return fmt.Errorf("waiting for every process to switch to vector index generation %s: %w", name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
 		}
 	}
 }
 
 func (g *generations) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	g.announce(ctx, nil, true) // best effort: a process that cannot is gone after two beats
+	cancel()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var err error
@@ -213,7 +380,7 @@ func (v embedderView) Model() string { return v.g.Active().Embedder.Model() }
 // one, the configured generation as the next. On a fresh store the
 // configured generation is recorded and used.
 func openGenerations(ctx context.Context, cfg Config, store memory.EpisodicStore, emb memory.Embedder, log *slog.Logger) (*generations, error) {
-	g := &generations{store: store, log: log}
+	g := &generations{store: store, log: log, process: processName()}
 	target := &Generation{Name: GenerationName(emb.Model()), Model: emb.Model(), Embedder: emb}
 	raw, err := store.Setting(ctx, SettingGeneration)
 	if err != nil {
@@ -361,3 +528,16 @@ func (v genIndex) List(ctx context.Context, c memory.Collection, f memory.Vector
 
 // Close is a no-op: the runtime closes the generations.
 func (v genIndex) Close() error { return nil }
+
+// processName names this process in its reader record: host, PID and a
+// random suffix (a PID is reused across restarts and containers).
+func processName() string {
+	host, _ := os.Hostname()
+	host = strings.Trim(nonName.ReplaceAllString(strings.ToLower(host), "-"), "-")
+	if len(host) > 40 {
+		host = host[:40]
+	}
+	var b [3]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", cmp.Or(host, "host"), os.Getpid(), hex.EncodeToString(b[:]))
+}

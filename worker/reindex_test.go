@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,6 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/internal/histories"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/store/local"
@@ -159,5 +165,96 @@ func TestReindexSwitchesWithoutDowntime(t *testing.T) {
 	defer again.Close()
 	if a, n := again.Generation(); a != next || n != "" {
 		t.Fatalf("after a restart: %q → %q", a, n)
+	}
+}
+
+// blindStore is the store as one process sees it when it cannot read the
+// recorded generation (while blind is set).
+type blindStore struct {
+	*memory.MemStore
+	blind *atomic.Bool
+}
+
+func (s blindStore) Setting(ctx context.Context, key string) (string, error) {
+	if key == worker.SettingGeneration && s.blind.Load() {
+		return "", errors.New("settings unreadable from this host")
+	}
+	return s.MemStore.Setting(ctx, key)
+}
+
+// TestReindexWaitsForEveryProcess runs two processes on one store through
+// a change of embedder. One cannot read the recorded generation, so it
+// keeps reading the old one: the reindex does not claim a switch that did
+// not happen, but fails, naming the process and what it reports. Once the
+// process can read again it switches, and the reindex run again succeeds.
+func TestReindexWaitsForEveryProcess(t *testing.T) {
+	ctx := context.Background()
+	tc := startTemporal(t)
+	store := memory.NewMemStore()
+	vectors := t.TempDir()
+	now := time.Now().UTC()
+
+	old, err := worker.Build(ctx, worker.Config{Store: store, EmbedDim: 64, Local: &local.Config{Dir: vectors}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Indexer.Write(ctx, []memory.Memory{memoryFor("acme", 0, "Read sales.csv with encoding='gbk'", now)}); err != nil {
+		t.Fatal(err)
+	}
+	oldGen, _ := old.Generation()
+	old.Close()
+
+	a, err := worker.Build(ctx, worker.Config{Store: store, EmbedDim: 96, Local: &local.Config{Dir: vectors}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	blind := &atomic.Bool{}
+	b, err := worker.Build(ctx, worker.Config{Store: blindStore{store, blind}, EmbedDim: 96, Local: &local.Config{Dir: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	blind.Store(true)
+	_, next := a.Generation()
+
+	w := worker.NewWorker(tc, "reindex-wait", a.Activities(tc, "reindex-wait"), nil)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	reindex := func() error {
+		opts := client.StartWorkflowOptions{ID: workflows.ReindexWorkflowID(next), TaskQueue: "reindex-wait",
+			WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY}
+		run, err := tc.ExecuteWorkflow(ctx, opts, workflows.Reindex, workflows.ReindexInput{Generation: next, SwitchTimeout: 12 * time.Second})
+		if err != nil {
+			return err
+		}
+		return run.Get(ctx, nil)
+	}
+
+	err = reindex()
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) || appErr.Type() != activities.ErrGenerationSwitch {
+		t.Fatalf("reindex with a process that cannot switch = %v, want a %s failure", err, activities.ErrGenerationSwitch)
+	}
+	for _, want := range []string{"1 process(es)", "reads " + oldGen, "settings unreadable from this host"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the failure does not say %q: %v", want, err)
+		}
+	}
+	if active, _ := b.Generation(); active != oldGen {
+		t.Fatalf("the blind process reads %s, want still %s", active, oldGen)
+	}
+	if active, _ := a.Generation(); active != next {
+		t.Fatalf("the reindexing process reads %s, want %s", active, next)
+	}
+
+	blind.Store(false)
+	if err := reindex(); err != nil {
+		t.Fatalf("reindex again once every process can switch: %v", err)
+	}
+	if active, _ := b.Generation(); active != next {
+		t.Fatalf("after the reindex succeeded the second process reads %s, want %s", active, next)
 	}
 }

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -12,7 +13,15 @@ import (
 // workers' target (the generation of their configured embedder).
 type ReindexInput struct {
 	Generation string `json:"generation,omitempty"`
+	// SwitchTimeout bounds the wait for every process to switch to the
+	// generation once it is recorded (DefaultSwitchTimeout).
+	SwitchTimeout time.Duration `json:"switch_timeout,omitempty"`
 }
+
+// DefaultSwitchTimeout is how long a reindex waits for every live process
+// to switch: they poll every 5 s, and a process that died is known to be
+// gone after about a minute.
+const DefaultSwitchTimeout = 2 * time.Minute
 
 // ReindexReport says what a reindex did.
 type ReindexReport struct {
@@ -26,8 +35,8 @@ type ReindexReport struct {
 // ReindexWorkflowID is the ID of the reindex into a generation.
 func ReindexWorkflowID(generation string) string { return "reindex/" + generation }
 
-// switchSettle is how long a reindex waits after recording the new
-// generation for every process to switch (they poll every 5 seconds).
+// switchSettle is how long reindexes started before processes
+// acknowledged a switch waited instead (replay only).
 const switchSettle = 12 * time.Second
 
 // Reindex fills a vector index generation from the store when the
@@ -35,9 +44,11 @@ const switchSettle = 12 * time.Second
 // it, without downtime: recall keeps reading the old generation while the
 // new one fills; a second pass catches up with what changed meanwhile;
 // the new generation is recorded, every process switches at its next
-// poll, and a last pass, after they have, catches up with writes made
-// around the switch. Each pass per tenant is an idempotent activity that
-// writes only what the generation lacks, so a retry or a rerun is cheap.
+// poll and says so, and a last pass, after they all have, catches up with
+// writes made around the switch. If some process does not switch in time,
+// the last pass still runs and the reindex fails, naming the process. Each
+// pass per tenant is an idempotent activity that writes only what the
+// generation lacks, so a retry or a rerun is cheap.
 func Reindex(ctx workflow.Context, in ReindexInput) (ReindexReport, error) {
 	var a *activities.Activities
 	rep := ReindexReport{Generation: in.Generation}
@@ -80,11 +91,23 @@ func Reindex(ctx workflow.Context, in ReindexInput) (ReindexReport, error) {
 	if err := workflow.ExecuteActivity(storeCtx, a.ActivateGeneration, rep.Generation).Get(ctx, nil); err != nil {
 		return rep, err
 	}
-	if err := workflow.Sleep(ctx, switchSettle); err != nil {
-		return rep, err
+	var switched error
+	if workflow.GetVersion(ctx, "switch-acknowledged", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		if err := workflow.Sleep(ctx, switchSettle); err != nil {
+			return rep, err
+		}
+	} else {
+		timeout := cmp.Or(in.SwitchTimeout, DefaultSwitchTimeout)
+		awaitCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: timeout + time.Minute,
+			HeartbeatTimeout:    HeartbeatTimeout,
+			RetryPolicy:         retryPolicy,
+		})
+		switched = workflow.ExecuteActivity(awaitCtx, a.AwaitGenerationSwitch,
+			activities.AwaitSwitchInput{Generation: rep.Generation, Timeout: timeout}).Get(ctx, nil)
 	}
 	if err := pass(&rep.CaughtUp, nil); err != nil {
 		return rep, err
 	}
-	return rep, nil
+	return rep, switched
 }

@@ -616,6 +616,14 @@ func testSettings(t *testing.T, s memory.EpisodicStore) {
 	if err := s.PutSetting(ctx, "bad key", "x"); !memory.IsInvalid(err) {
 		t.Fatalf("PutSetting with a bad key = %v, want EINVALID", err)
 	}
+	must(t, s.PutSetting(ctx, key+".one", "1"))
+	must(t, s.PutSetting(ctx, key+".two", "2"))
+	must(t, s.PutSetting(ctx, key+".two", "2b"))
+	got, err := s.Settings(ctx, key+".")
+	must(t, err)
+	if len(got) != 2 || got[key+".one"] != "1" || got[key+".two"] != "2b" {
+		t.Fatalf("Settings(%q) = %v, want the two under the prefix, the latest of each", key+".", got)
+	}
 }
 
 func must(t *testing.T, err error) {

@@ -35,3 +35,20 @@ func (s *Store) PutSetting(ctx context.Context, key, value string) error {
 		return []any{key, value, toDB(s.now()), seq}
 	})
 }
+
+// Settings implements memory.EpisodicStore.
+func (s *Store) Settings(ctx context.Context, prefix string) (map[string]string, error) {
+	out := map[string]string{}
+	err := s.queryRows(ctx, "settings", "SELECT key, value FROM settings FINAL WHERE startsWith(key, {prefix:String})", func(r driver.Rows) error {
+		var k, v string
+		if err := r.Scan(&k, &v); err != nil {
+			return err
+		}
+		out[k] = v
+		return nil
+	}, ch.Named("prefix", prefix))
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
