@@ -111,6 +111,42 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 	return out, nil
 }
 
+// DecayPage applies the decay sweep to one page of a tenant's memories,
+// in ID order: it plans each memory's move and applies it at once. It
+// returns counts and the next page's cursor, never decisions, so no
+// payload grows with the tenant; the decisions are in the decision log.
+// A decision's ID derives from the request, the memory and its version,
+// so a retried page applies nothing twice: a memory the failed attempt
+// moved is at its new status already.
+func (a *Activities) DecayPage(ctx context.Context, in DecayPageInput) (DecayCounts, error) {
+	ms, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: in.Tenant,
+		Statuses: []memory.Status{memory.StatusLive, memory.StatusCold, memory.StatusArchived},
+		ByID:     true, IDAfter: in.After, Limit: DecayPageSize})
+	if err != nil {
+		return DecayCounts{}, temporalError(err)
+	}
+	out := DecayCounts{}
+	for _, m := range ms {
+		op := merge.Op{DecisionID: memory.DecisionID(in.Tenant, in.RequestID, 0, m.ID+"@"+fmt.Sprint(m.Version)),
+			WorkflowID: in.WorkflowID, Now: in.Now, Lifecycle: a.Merge.Lifecycle}
+		d, err := merge.PlanDecay(op, m)
+		if err != nil {
+			return out, temporalError(err)
+		}
+		if len(d.After) == 0 {
+			continue // unchanged memories need no decision
+		}
+		if _, err := a.ApplyDecision(ctx, d); err != nil {
+			return out, err
+		}
+		out.Add(DecayCounts{Changed: 1, ByTo: map[string]int{string(d.After[0].Status): 1}})
+	}
+	if len(ms) == DecayPageSize {
+		out.Next = ms[len(ms)-1].ID
+	}
+	return out, nil
+}
+
 // standingUndo returns the undo of d that is in effect, if any: an undo of
 // d that was not itself undone since.
 func (a *Activities) standingUndo(ctx context.Context, d memory.Decision) (memory.Decision, bool, error) {

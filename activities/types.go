@@ -96,6 +96,9 @@ func (r LedgerRequest) Validate() error {
 		if len(r.Candidates) == 0 {
 			return memory.Invalidf(op, "%s needs at least one candidate", r.Op)
 		}
+		if len(r.Candidates) > MaxCandidatesPerRequest {
+			return memory.Invalidf(op, "%s has %d candidates; the limit is %d", r.Op, len(r.Candidates), MaxCandidatesPerRequest)
+		}
 		for i, c := range r.Candidates {
 			if r.Op == OpMerge {
 				c = ClipCandidate(c) // distilled: applyRequest merges it clipped
@@ -114,6 +117,9 @@ func (r LedgerRequest) Validate() error {
 	case OpFeedback:
 		if len(r.MemoryIDs) == 0 {
 			return memory.Invalidf(op, "feedback needs at least one memory_id")
+		}
+		if len(r.MemoryIDs) > MaxFeedbackMemories {
+			return memory.Invalidf(op, "feedback names %d memories; the limit is %d: send the memories the task used, in several calls if need be", len(r.MemoryIDs), MaxFeedbackMemories)
 		}
 	case OpForget:
 		if len(r.MemoryIDs) == 0 && len(r.Rebuild) == 0 && !r.All {
@@ -147,6 +153,12 @@ const (
 	MaxEntities       = 32   // entities of one memory
 	MaxEntity         = 200  // bytes of one entity
 	MaxEvidence       = 64   // evidence event IDs of one memory
+
+	// Limits of one ledger request, so that its reply (a decision per
+	// candidate or memory, each bounded by the limits above) stays far
+	// below Temporal's 2 MiB payload limit.
+	MaxCandidatesPerRequest = 32 // candidates merged by one request
+	MaxFeedbackMemories     = 50 // memories one feedback names
 )
 
 // ValidateCandidate checks a candidate memory.
@@ -223,15 +235,54 @@ func clipBytes(s string, n int) string {
 
 // LedgerReply is the ledger's answer to one request.
 type LedgerReply struct {
-	RequestID string            `json:"request_id"`
+	RequestID string `json:"request_id"`
+	// Decisions are the decisions applied, without the states before and
+	// the neighbours considered, which the decision log keeps; a reply
+	// carried across a continue-as-new keeps only their IDs and the
+	// versions written (see Compact).
 	Decisions []memory.Decision `json:"decisions,omitempty"`
 	Forgotten *ForgetReceipt    `json:"forgotten,omitempty"`
+	// Decayed counts what a decay request moved (its decisions are in
+	// the decision log only: a sweep can move any number of memories).
+	Decayed *DecayCounts `json:"decayed,omitempty"`
 	// Code and Error are set when the request failed for good.
 	Code  string `json:"code,omitempty"`
 	Error string `json:"error,omitempty"`
 	// Repeat is set when the request had been answered before: this is
 	// that answer, and nothing was applied again.
 	Repeat bool `json:"repeat,omitempty"`
+}
+
+// DecayPageSize is how many memories one DecayPage activity looks at.
+const DecayPageSize = 200
+
+// DecayPageInput asks to apply one page of a tenant's decay sweep.
+type DecayPageInput struct {
+	Tenant     string    `json:"tenant"`
+	RequestID  string    `json:"request_id"`
+	WorkflowID string    `json:"workflow_id,omitempty"`
+	After      string    `json:"after,omitempty"` // the last memory ID of the page before
+	Now        time.Time `json:"now"`
+}
+
+// DecayCounts counts the memories a decay sweep (or one page of it)
+// moved, by new status. Next is the cursor of the page after ("" at the
+// end).
+type DecayCounts struct {
+	Changed int            `json:"changed"`
+	ByTo    map[string]int `json:"by_status,omitempty"`
+	Next    string         `json:"next,omitempty"`
+}
+
+// Add adds a page's counts.
+func (c *DecayCounts) Add(p DecayCounts) {
+	c.Changed += p.Changed
+	for k, n := range p.ByTo {
+		if c.ByTo == nil {
+			c.ByTo = map[string]int{}
+		}
+		c.ByTo[k] += n
+	}
 }
 
 // PlanMergeInput asks how to merge one candidate.

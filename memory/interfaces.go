@@ -67,7 +67,11 @@ type MemoryFilter struct {
 	ContentHash  string
 	Source       string    // memories that name this episode as a source
 	UpdatedAfter time.Time // exclusive; for change feeds
-	Limit        int       // 0 means no limit
+	// ByID orders the results by ID instead, after IDAfter (exclusive):
+	// pages that a change of UpdatedAt does not reshuffle.
+	ByID    bool
+	IDAfter string
+	Limit   int // 0 means no limit
 }
 
 // MemoryStore is the system of record for semantic memories: every version
@@ -82,7 +86,7 @@ type MemoryStore interface {
 	// filled in, or ENOTFOUND.
 	Memory(ctx context.Context, tenant, id string) (Memory, error)
 	// Memories returns the current versions matching f, with usage filled
-	// in, ordered by UpdatedAt then ID.
+	// in, ordered by UpdatedAt then ID (by ID with f.ByID).
 	Memories(ctx context.Context, f MemoryFilter) ([]Memory, error)
 	// History returns every version of a memory, oldest first, or ENOTFOUND.
 	History(ctx context.Context, tenant, id string) ([]Memory, error)

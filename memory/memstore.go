@@ -228,12 +228,16 @@ func (s *MemStore) Memories(ctx context.Context, f MemoryFilter) ([]Memory, erro
 			len(f.Statuses) > 0 && !slices.Contains(f.Statuses, m.Status) ||
 			f.ContentHash != "" && m.ContentHash != f.ContentHash ||
 			f.Source != "" && !slices.Contains(m.Sources, f.Source) ||
-			!f.UpdatedAfter.IsZero() && !m.UpdatedAt.After(f.UpdatedAfter) {
+			!f.UpdatedAfter.IsZero() && !m.UpdatedAt.After(f.UpdatedAfter) ||
+			f.ByID && id <= f.IDAfter {
 			continue
 		}
 		out = append(out, s.withUsage(m))
 	}
 	slices.SortFunc(out, func(a, b Memory) int {
+		if f.ByID {
+			return cmp.Compare(a.ID, b.ID)
+		}
 		if c := a.UpdatedAt.Compare(b.UpdatedAt); c != 0 {
 			return c
 		}

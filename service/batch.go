@@ -21,10 +21,14 @@ const (
 	// workflow (ResourceExhausted); this leaves room for a second replica
 	// and for the CLI.
 	ledgerUpdatesInFlight = 4
-	// ledgerBatchMax and ledgerBatchBytes bound one update: requests, and
-	// their JSON size, well under Temporal's 2 MB payload limit.
-	ledgerBatchMax   = 32
-	ledgerBatchBytes = 512 << 10
+	// ledgerBatchMax, ledgerBatchBytes and ledgerBatchDecisions bound one
+	// update: requests, their JSON size, and the decisions their replies
+	// can hold (a candidate or a memory named makes one, up to about 26 KB
+	// with the longest texts), well under Temporal's 2 MB payload limit
+	// both ways.
+	ledgerBatchMax       = 32
+	ledgerBatchBytes     = 512 << 10
+	ledgerBatchDecisions = 64
 )
 
 // batchSender sends one batch of requests for a tenant to its ledger and
@@ -54,11 +58,13 @@ type tenantQueue struct {
 }
 
 type ledgerCall struct {
-	req   activities.LedgerRequest
-	size  int
-	done  chan struct{}
-	reply activities.LedgerReply
-	err   error
+	req  activities.LedgerRequest
+	size int
+	// decisions is how many decisions the reply can hold.
+	decisions int
+	done      chan struct{}
+	reply     activities.LedgerReply
+	err       error
 }
 
 func newLedgerQueue(send batchSender, timeout time.Duration) *ledgerQueue {
@@ -73,7 +79,7 @@ func (q *ledgerQueue) call(ctx context.Context, req activities.LedgerRequest) (a
 	if err != nil {
 		return activities.LedgerReply{}, err
 	}
-	c := &ledgerCall{req: req, size: len(raw), done: make(chan struct{})}
+	c := &ledgerCall{req: req, size: len(raw), decisions: max(1, len(req.Candidates)+len(req.MemoryIDs)), done: make(chan struct{})}
 	q.mu.Lock()
 	tq := q.tenants[req.Tenant]
 	if tq == nil {
@@ -142,12 +148,13 @@ func (q *ledgerQueue) drain(tenant string, tq *tenantQueue) {
 
 // takeBatch removes from the queue's head what one update may carry.
 func takeBatch(tq *tenantQueue) []*ledgerCall {
-	n, size := 0, 0
+	n, size, decisions := 0, 0, 0
 	for n < len(tq.pending) && n < ledgerBatchMax {
-		if n > 0 && size+tq.pending[n].size > ledgerBatchBytes {
+		c := tq.pending[n]
+		if n > 0 && (size+c.size > ledgerBatchBytes || decisions+c.decisions > ledgerBatchDecisions) {
 			break
 		}
-		size += tq.pending[n].size
+		size, decisions = size+c.size, decisions+c.decisions
 		n++
 	}
 	batch := tq.pending[:n:n]

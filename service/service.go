@@ -258,6 +258,17 @@ func (s *Service) ledger(ctx context.Context, req activities.LedgerRequest) (act
 	if err != nil {
 		return reply, err
 	}
+	if reply.Repeat {
+		// A ledger carries old replies with their decisions' IDs only:
+		// the answer is read back from the decision log.
+		for i, d := range reply.Decisions {
+			if logged, err := s.store.Decision(ctx, req.Tenant, d.ID); err == nil {
+				reply.Decisions[i] = logged
+			} else if !memory.IsNotFound(err) {
+				return reply, err
+			}
+		}
+	}
 	if err := s.recall.Refresh(ctx, req.Tenant); err != nil {
 		return reply, err
 	}

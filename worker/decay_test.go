@@ -2,10 +2,16 @@ package worker_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hindsight-memory/hindsight/activities"
 
 	"github.com/hindsight-memory/hindsight/internal/histories"
 	"github.com/hindsight-memory/hindsight/memory"
@@ -93,5 +99,146 @@ func TestDecaySweep(t *testing.T) {
 	}
 	if again := sweep("decay-2"); again.Changed != 0 {
 		t.Fatalf("a second sweep changed %d memories: %+v", again.Changed, again)
+	}
+}
+
+// largestPayload is the size of the largest event in a workflow's latest
+// run: what Temporal's payload limit applies to.
+func largestPayload(t *testing.T, tc client.Client, workflowID string) int {
+	t.Helper()
+	it := tc.GetWorkflowHistory(context.Background(), workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	most := 0
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		most = max(most, proto.Size(e))
+	}
+	return most
+}
+
+// TestDecayOfManyMemories sweeps a tenant in which 1,500 memories go cold
+// at once: every one moves, the report counts them, and no event of the
+// sweep's or the ledger's history comes near Temporal's 2 MiB payload
+// limit (the decisions, about 2 KB each, stay in the decision log).
+func TestDecayOfManyMemories(t *testing.T) {
+	ctx := context.Background()
+	tc := startTemporal(t)
+	rt, err := worker.Build(ctx, worker.Config{MemoryStore: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	w := worker.NewWorker(tc, taskQueue, rt.Activities(tc, taskQueue), nil)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	const n = 1500
+	at := time.Now().UTC().Add(-100 * 24 * time.Hour)
+	seed := make([]memory.Memory, n)
+	for i := range seed {
+		content := fmt.Sprintf("Fact number %d about the billing service, unused for a hundred days.", i)
+		seed[i] = memory.Memory{ID: fmt.Sprintf("m%04d", i), Tenant: "acme", Version: 1, Scope: memory.SharedScope, Kind: memory.KindFact,
+			Content: content, ContentHash: memory.ContentHash(memory.KindFact, content), Status: memory.StatusLive,
+			Confidence: 0.5, Decay: 1, DecayAnchor: at, ValidFrom: at, CreatedAt: at, UpdatedAt: at}
+	}
+	if err := rt.Indexer.Write(ctx, seed); err != nil {
+		t.Fatal(err)
+	}
+	run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "decay-many", TaskQueue: taskQueue}, workflows.Decay, workflows.DecayInput{Tenant: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep workflows.DecayReport
+	if err := run.Get(ctx, &rep); err != nil {
+		t.Fatalf("decay of %d memories: %v", n, err)
+	}
+	if rep.Changed != n || rep.ByTo["cold"] != n {
+		t.Fatalf("decay report = %+v, want %d cold", rep, n)
+	}
+	cold, err := rt.Store.Memories(ctx, memory.MemoryFilter{Tenant: "acme", Statuses: []memory.Status{memory.StatusCold}})
+	if err != nil || len(cold) != n {
+		t.Fatalf("%d memories cold after the sweep (%v), want %d", len(cold), err, n)
+	}
+	for _, id := range []string{"decay-many", activities.LedgerWorkflowID("acme")} {
+		most := largestPayload(t, tc, id)
+		t.Logf("largest event of %s: %d bytes", id, most)
+		if most > 256<<10 {
+			t.Errorf("the largest event of %s is %d bytes: payloads grow with the tenant", id, most)
+		}
+	}
+}
+
+// stalledStore is a store on which one tenant's decay never returns until
+// the test ends, as on a ledger that is stuck.
+type stalledStore struct {
+	*memory.MemStore
+	tenant  string
+	release chan struct{}
+}
+
+func (s stalledStore) Memories(ctx context.Context, f memory.MemoryFilter) ([]memory.Memory, error) {
+	if f.Tenant == s.tenant && slices.Contains(f.Statuses, memory.StatusArchived) {
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return s.MemStore.Memories(ctx, f)
+}
+
+// TestDecaySweepSkipsAStuckTenant sweeps three tenants while one tenant's
+// ledger is stuck: the others are swept, the sweep ends within the
+// per-tenant timeout rather than waiting on the stuck ledger, and the
+// report names it.
+func TestDecaySweepSkipsAStuckTenant(t *testing.T) {
+	ctx := context.Background()
+	tc := startTemporal(t)
+	store := stalledStore{MemStore: memory.NewMemStore(), tenant: "stuck", release: make(chan struct{})}
+	defer close(store.release)
+	rt, err := worker.Build(ctx, worker.Config{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	w := worker.NewWorker(tc, taskQueue, rt.Activities(tc, taskQueue), nil)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	at := time.Now().UTC().Add(-100 * 24 * time.Hour)
+	var seed []memory.Memory
+	for _, tenant := range []string{"acme", "stuck", "globex"} {
+		content := "An old fact of " + tenant + "."
+		seed = append(seed, memory.Memory{ID: "old", Tenant: tenant, Version: 1, Scope: memory.SharedScope, Kind: memory.KindFact,
+			Content: content, ContentHash: memory.ContentHash(memory.KindFact, content), Status: memory.StatusLive,
+			Confidence: 0.5, Decay: 1, DecayAnchor: at, ValidFrom: at, CreatedAt: at, UpdatedAt: at})
+	}
+	if err := rt.Indexer.Write(ctx, seed); err != nil {
+		t.Fatal(err)
+	}
+	run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "decay-stuck", TaskQueue: taskQueue}, workflows.Decay,
+		workflows.DecayInput{TenantTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var rep workflows.DecayReport
+	if err := run.Get(waitCtx, &rep); err != nil {
+		t.Fatalf("a sweep with one stuck tenant: %v", err)
+	}
+	if rep.Tenants != 2 || rep.ByTo["cold"] != 2 || !slices.Equal(rep.Stuck, []string{"stuck"}) {
+		t.Fatalf("decay report = %+v, want 2 tenants swept and stuck named", rep)
+	}
+	for _, tenant := range []string{"acme", "globex"} {
+		if m, err := store.MemStore.Memory(ctx, tenant, "old"); err != nil || m.Status != memory.StatusCold {
+			t.Errorf("%s's old memory after the sweep: %s, %v; want cold", tenant, m.Status, err)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"slices"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -32,6 +33,10 @@ func MemoryLedger(ctx workflow.Context, st activities.LedgerState) error {
 	for _, r := range st.Recent {
 		l.done[r.RequestID] = r
 	}
+	for _, c := range st.Carried {
+		l.finish(c.Reply(st.Tenant)) // carried on again, up to ledgerRecentReplies
+	}
+	l.state.Recent, l.state.Carried = nil, nil
 	logger := workflow.GetLogger(ctx)
 
 	requests := workflow.GetSignalChannel(ctx, activities.SignalLedgerRequest)
@@ -120,7 +125,7 @@ func MemoryLedger(ctx workflow.Context, st activities.LedgerState) error {
 		}
 		req := l.state.Pending[0]
 		l.state.Pending = l.state.Pending[1:]
-		reply := applyRequest(ctx, req)
+		reply := boundReply(applyRequest(ctx, req))
 		l.finish(reply)
 		processed++
 		if req.ReplyTo != "" {
@@ -170,34 +175,30 @@ func (l *ledger) finish(r activities.LedgerReply) {
 	}
 }
 
-// carry is the state the next run starts from. Replies are kept without
-// their before/after states, which the decision log holds.
+// carry is the state the next run starts from: what is pending, and the
+// latest replies compacted (activities.Carry).
 func (l *ledger) carry() activities.LedgerState {
 	st := activities.LedgerState{Tenant: l.state.Tenant, Pending: l.state.Pending}
 	start := max(0, len(l.order)-ledgerRecentReplies)
 	for _, id := range l.order[start:] {
-		r := l.done[id]
-		st.Recent = append(st.Recent, compactReply(r))
+		st.Carried = append(st.Carried, activities.Carry(l.done[id]))
 	}
 	return st
 }
 
-func compactReply(r activities.LedgerReply) activities.LedgerReply {
+// boundReply is the reply a request gets: its decisions without the
+// states before and the neighbours considered, which the decision log
+// keeps, so that it stays well under Temporal's payload limit (a request
+// has at most activities.MaxCandidatesPerRequest decisions).
+func boundReply(r activities.LedgerReply) activities.LedgerReply {
+	if len(r.Decisions) == 0 {
+		return r
+	}
 	out := r
 	out.Decisions = make([]memory.Decision, len(r.Decisions))
 	for i, d := range r.Decisions {
-		d.Before = nil
-		d.After = afterIDs(d.After)
+		d.Before, d.Neighbors = nil, nil
 		out.Decisions[i] = d
-	}
-	return out
-}
-
-// afterIDs keeps only what a reply needs of written versions.
-func afterIDs(ms []memory.Memory) []memory.Memory {
-	out := make([]memory.Memory, len(ms))
-	for i, m := range ms {
-		out[i] = memory.Memory{ID: m.ID, Tenant: m.Tenant, Version: m.Version, Kind: m.Kind, Content: m.Content, Status: m.Status}
 	}
 	return out
 }
@@ -253,19 +254,46 @@ func applyRequest(ctx workflow.Context, req activities.LedgerRequest) activities
 			receipt.Rebuilt = append(receipt.Rebuilt, applied.TargetID)
 		}
 		reply.Forgotten = &receipt
-	default: // correct, feedback, undo, decay
-		var ds []memory.Decision
-		in := activities.PlanChangeInput{Request: req, Now: now}
-		if err := workflow.ExecuteActivity(storeCtx, a.PlanChange, in).Get(ctx, &ds); err != nil {
-			return failReply(reply, err)
+	case activities.OpDecay:
+		if workflow.GetVersion(ctx, "decay-paged", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			return applyChanges(ctx, req, reply, now) // a sweep begun before paging
 		}
-		for _, d := range ds {
-			applied, err := apply(ctx, d)
-			if err != nil {
+		// Page by page, carrying counts only: a sweep may move any number
+		// of memories, and each decision is in the decision log.
+		decayed := activities.DecayCounts{}
+		for after := ""; ; {
+			var page activities.DecayCounts
+			in := activities.DecayPageInput{Tenant: req.Tenant, RequestID: req.ID, WorkflowID: req.WorkflowID, After: after, Now: now}
+			if err := workflow.ExecuteActivity(storeCtx, a.DecayPage, in).Get(ctx, &page); err != nil {
 				return failReply(reply, err)
 			}
-			reply.Decisions = append(reply.Decisions, applied)
+			decayed.Add(page)
+			if after = page.Next; after == "" {
+				break
+			}
 		}
+		reply.Decayed = &decayed
+	default: // correct, feedback, undo
+		return applyChanges(ctx, req, reply, now)
+	}
+	return reply
+}
+
+// applyChanges plans a change request against the current state and
+// applies its decisions.
+func applyChanges(ctx workflow.Context, req activities.LedgerRequest, reply activities.LedgerReply, now time.Time) activities.LedgerReply {
+	var a *activities.Activities
+	var ds []memory.Decision
+	in := activities.PlanChangeInput{Request: req, Now: now}
+	if err := workflow.ExecuteActivity(withStoreOptions(ctx), a.PlanChange, in).Get(ctx, &ds); err != nil {
+		return failReply(reply, err)
+	}
+	for _, d := range ds {
+		applied, err := apply(ctx, d)
+		if err != nil {
+			return failReply(reply, err)
+		}
+		reply.Decisions = append(reply.Decisions, applied)
 	}
 	return reply
 }

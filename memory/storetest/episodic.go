@@ -30,6 +30,7 @@ func TestEpisodicStore(t *testing.T, newStore NewEpisodicStore) {
 	t.Run("EpisodesArchive", func(t *testing.T) { testArchive(t, newStore(t)) })
 	t.Run("MemoryVersions", func(t *testing.T) { testMemoryVersions(t, newStore(t)) })
 	t.Run("MemoryFilters", func(t *testing.T) { testMemoryFilters(t, newStore(t)) })
+	t.Run("MemoriesPagedByID", func(t *testing.T) { testMemoriesByID(t, newStore(t)) })
 	t.Run("MemoryUsage", func(t *testing.T) { testUsage(t, newStore(t)) })
 	t.Run("Decisions", func(t *testing.T) { testDecisions(t, newStore(t)) })
 	t.Run("Purge", func(t *testing.T) { testPurge(t, newStore(t)) })
@@ -599,6 +600,32 @@ func testTenants(t *testing.T, s memory.EpisodicStore) {
 	}
 	if !slices.IsSorted(tenants) {
 		t.Fatalf("Tenants not sorted: %v", tenants)
+	}
+}
+
+func testMemoriesByID(t *testing.T, s memory.EpisodicStore) {
+	ctx := context.Background()
+	tenant := Tenant(t)
+	var ms []memory.Memory
+	for i, id := range []string{"m3", "m1", "m5", "m2", "m4"} {
+		ms = append(ms, mem(tenant, id, 1, "memory "+id, base.Add(time.Duration(-i)*time.Hour)))
+	}
+	must(t, s.PutMemories(ctx, ms))
+	var seen []string
+	after := ""
+	for range 4 {
+		page, err := s.Memories(ctx, memory.MemoryFilter{Tenant: tenant, ByID: true, IDAfter: after, Limit: 2})
+		must(t, err)
+		if len(page) == 0 {
+			break
+		}
+		for _, m := range page {
+			seen = append(seen, m.ID)
+		}
+		after = page[len(page)-1].ID
+	}
+	if want := []string{"m1", "m2", "m3", "m4", "m5"}; !slices.Equal(seen, want) {
+		t.Fatalf("pages by ID = %v, want %v", seen, want)
 	}
 }
 

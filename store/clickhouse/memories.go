@@ -134,7 +134,13 @@ func (s *Store) Memories(ctx context.Context, f memory.MemoryFilter) ([]memory.M
 		conds = append(conds, "updated_at > {after:DateTime64(3, 'UTC')}")
 		args = append(args, ch.Named("after", f.UpdatedAfter.UTC().Truncate(time.Millisecond)))
 	}
-	query := "SELECT " + memoryColumns + " FROM memories_current FINAL WHERE " + strings.Join(conds, " AND ") + " ORDER BY updated_at, id"
+	order := " ORDER BY updated_at, id"
+	if f.ByID {
+		conds = append(conds, "id > {id_after:String}")
+		args = append(args, ch.Named("id_after", f.IDAfter))
+		order = " ORDER BY id"
+	}
+	query := "SELECT " + memoryColumns + " FROM memories_current FINAL WHERE " + strings.Join(conds, " AND ") + order
 	if f.Limit > 0 {
 		query += " LIMIT {limit:UInt64}"
 		args = append(args, ch.Named("limit", uint64(f.Limit)))
