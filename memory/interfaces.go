@@ -74,6 +74,15 @@ type MemoryFilter struct {
 	Limit   int // 0 means no limit
 }
 
+// WriteCounter is implemented by stores that no other process can open
+// (the in-memory store, embedded chDB). MemoryWrites counts the memory
+// writes and purges made through every handle of this process on the
+// data, which are then all the writes there are: recall knows without a
+// query whether the store changed since it last read it.
+type WriteCounter interface {
+	MemoryWrites() uint64
+}
+
 // MemoryStore is the system of record for semantic memories: every version
 // of every memory, plus usage.
 type MemoryStore interface {
@@ -88,6 +97,11 @@ type MemoryStore interface {
 	// Memories returns the current versions matching f, with usage filled
 	// in, ordered by UpdatedAt then ID (by ID with f.ByID).
 	Memories(ctx context.Context, f MemoryFilter) ([]Memory, error)
+	// CurrentVersions returns the current version number of each of the
+	// tenant's memories named, by ID; memories the store does not hold are
+	// absent. It is the cheapest read of the store's current state: recall
+	// checks its results with it.
+	CurrentVersions(ctx context.Context, tenant string, ids []string) (map[string]int, error)
 	// History returns every version of a memory, oldest first, or ENOTFOUND.
 	History(ctx context.Context, tenant, id string) ([]Memory, error)
 	// RecordUsage appends uses. RecallCount and LastRecalledAt of later

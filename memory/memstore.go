@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,9 +22,16 @@ type MemStore struct {
 	decisions map[string]map[string]Decision // tenant → decision ID → decision
 	order     map[string][]string            // tenant → decision IDs in log order
 	settings  map[string]string
+	writes    atomic.Uint64 // memory writes and purges (WriteCounter)
 }
 
-var _ EpisodicStore = (*MemStore)(nil)
+var (
+	_ EpisodicStore = (*MemStore)(nil)
+	_ WriteCounter  = (*MemStore)(nil)
+)
+
+// MemoryWrites implements WriteCounter.
+func (s *MemStore) MemoryWrites() uint64 { return s.writes.Load() }
 
 // NewMemStore returns an empty MemStore.
 func NewMemStore() *MemStore {
@@ -170,6 +178,7 @@ func (s *MemStore) PutMemories(ctx context.Context, ms []Memory) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.writes.Add(1)
 	for _, m := range ms {
 		m = m.Clone()
 		m.Scope = m.Scope.Norm()
@@ -220,7 +229,17 @@ func (s *MemStore) Memories(ctx context.Context, f MemoryFilter) ([]Memory, erro
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := []Memory{}
-	for id, vs := range s.versions[f.Tenant] {
+	versions := s.versions[f.Tenant]
+	if len(f.IDs) > 0 && len(f.IDs) < len(versions) { // look the few up
+		named := make(map[string][]Memory, len(f.IDs))
+		for _, id := range f.IDs {
+			if vs, ok := versions[id]; ok {
+				named[id] = vs
+			}
+		}
+		versions = named
+	}
+	for id, vs := range versions {
 		m := vs[len(vs)-1]
 		if len(f.IDs) > 0 && !slices.Contains(f.IDs, id) ||
 			!InScopes(m.Scope, f.Scopes) ||
@@ -245,6 +264,22 @@ func (s *MemStore) Memories(ctx context.Context, f MemoryFilter) ([]Memory, erro
 	})
 	if f.Limit > 0 && len(out) > f.Limit {
 		out = out[:f.Limit]
+	}
+	return out, nil
+}
+
+// CurrentVersions implements MemoryStore.
+func (s *MemStore) CurrentVersions(ctx context.Context, tenant string, ids []string) (map[string]int, error) {
+	if err := ValidateTenant("memstore: current versions", tenant); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make(map[string]int, len(ids))
+	for _, id := range ids {
+		if vs := s.versions[tenant][id]; len(vs) > 0 {
+			out[id] = vs[len(vs)-1].Version
+		}
 	}
 	return out, nil
 }
@@ -341,6 +376,7 @@ func (s *MemStore) Purge(ctx context.Context, r PurgeRequest) (PurgeCounts, erro
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.writes.Add(1)
 	t := r.Tenant
 	for id, e := range s.events[t] {
 		if r.All || slices.Contains(r.SessionIDs, e.SessionID) {

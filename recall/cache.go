@@ -62,6 +62,7 @@ func (e *entry) instructionLike() bool {
 // tenantCache is one tenant's keyword index and memory cache.
 type tenantCache struct {
 	tenant string
+	clock  func() time.Time // the engine's, for the sync times
 
 	// syncMu serialises loads and catch-ups, so that two never interleave
 	// their reads of the feed; mu guards the data below.
@@ -82,6 +83,9 @@ type tenantCache struct {
 	episodes map[string][]*entry
 
 	watermark time.Time // highest UpdatedAt read from the store
+	// writes is the store's memory.WriteCounter count read before the
+	// last load or catch-up began: the cache holds every write it counts.
+	writes    uint64
 	lastSync  time.Time // wall clock of the last catch-up
 	lastBuild time.Time // wall clock of the last full load
 	syncing   atomic.Bool
@@ -93,8 +97,8 @@ type hintCount struct {
 	n     int
 }
 
-func newTenantCache(tenant string) *tenantCache {
-	c := &tenantCache{tenant: tenant}
+func newTenantCache(tenant string, clock func() time.Time) *tenantCache {
+	c := &tenantCache{tenant: tenant, clock: clock}
 	c.reset()
 	return c
 }
@@ -137,7 +141,7 @@ func (c *tenantCache) reload(ctx context.Context, store memory.MemoryStore) erro
 // loadLocked replaces the cache with every recallable memory of the
 // tenant. Callers hold syncMu.
 func (c *tenantCache) loadLocked(ctx context.Context, store memory.MemoryStore) error {
-	started := time.Now()
+	started, writes := c.clock(), writesOf(store)
 	ms, err := store.Memories(ctx, memory.MemoryFilter{Tenant: c.tenant, Statuses: recallable})
 	if err != nil {
 		return errorf("recall: load memories of tenant "+c.tenant, err)
@@ -149,8 +153,16 @@ func (c *tenantCache) loadLocked(ctx context.Context, store memory.MemoryStore) 
 		c.apply(m)
 	}
 	c.loaded = true
-	c.lastBuild, c.lastSync = started, started
+	c.lastBuild, c.lastSync, c.writes = started, started, writes
 	return nil
+}
+
+// writesOf is the store's write count, if it keeps one (0 otherwise).
+func writesOf(store memory.MemoryStore) uint64 {
+	if wc, ok := store.(memory.WriteCounter); ok {
+		return wc.MemoryWrites()
+	}
+	return 0
 }
 
 // catchUp applies the versions the store's change feed holds since the
@@ -161,7 +173,7 @@ func (c *tenantCache) catchUp(ctx context.Context, store memory.MemoryStore, ove
 	if !c.loaded {
 		return c.loadLocked(ctx, store)
 	}
-	started := time.Now()
+	started, writes := c.clock(), writesOf(store)
 	c.mu.RLock()
 	after := c.watermark
 	c.mu.RUnlock()
@@ -177,7 +189,7 @@ func (c *tenantCache) catchUp(ctx context.Context, store memory.MemoryStore, ove
 	for _, m := range ms {
 		c.apply(m)
 	}
-	c.lastSync = started
+	c.lastSync, c.writes = started, writes
 	return nil
 }
 

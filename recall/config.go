@@ -139,6 +139,12 @@ type Config struct {
 	// with the store's change feed (5s). Catch-up runs in the background;
 	// Refresh forces it.
 	RefreshInterval time.Duration
+	// MaxStaleness bounds how far behind the store a recall's ranking may
+	// be (15s): a recall that finds its tenant's last catch-up older waits
+	// for one. Whatever the lag, every result is checked against the
+	// store before it is served, so a memory forgotten, superseded or
+	// corrected by another process is never served as it was.
+	MaxStaleness time.Duration
 	// FeedOverlap re-reads this much of the change feed before the
 	// watermark (1m), so that versions written with an equal or slightly
 	// older timestamp by another process are not missed. Versions seen
@@ -196,6 +202,7 @@ func (c Config) withDefaults() Config {
 	defD(&c.RecencyHalfLife, 30*24*time.Hour)
 	defD(&c.LLMTimeout, 3*time.Second)
 	defD(&c.RefreshInterval, 5*time.Second)
+	defD(&c.MaxStaleness, 3*c.RefreshInterval)
 	defD(&c.FeedOverlap, time.Minute)
 	defD(&c.RebuildInterval, 15*time.Minute)
 	defD(&c.EpisodeCacheTTL, 10*time.Minute)

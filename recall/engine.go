@@ -133,7 +133,7 @@ func (e *Engine) tenant(tenant string) *tenantCache {
 		e.lru.MoveToFront(el)
 		c = el.Value.(*tenantCache)
 	} else {
-		c = newTenantCache(tenant)
+		c = newTenantCache(tenant, e.deps.Clock)
 		e.tenants[tenant] = e.lru.PushFront(c)
 		for e.lru.Len() > e.cfg.MaxTenants {
 			old := e.lru.Back()
@@ -144,11 +144,38 @@ func (e *Engine) tenant(tenant string) *tenantCache {
 	return c
 }
 
+// catchUpIfBehind makes sure a recall ranks from a cache close to the
+// store, and says whether its results must still be checked against the
+// store (verify). A store no other process can write (memory.WriteCounter)
+// tells whether anything changed since the cache last read it: if so, the
+// cache catches up first, and then holds every change made before this
+// recall. Otherwise the cache catches up first when its last catch-up is
+// older than Config.MaxStaleness (a replica quiet for an hour answers from
+// the store's state, not the hour-old one), and the results are verified.
+func (e *Engine) catchUpIfBehind(ctx context.Context, c *tenantCache) (verify bool, err error) {
+	c.mu.RLock()
+	last, seen := c.lastSync, c.writes
+	c.mu.RUnlock()
+	if wc, ok := e.deps.Memories.(memory.WriteCounter); ok {
+		if wc.MemoryWrites() == seen {
+			return false, nil
+		}
+		return false, c.catchUp(ctx, e.deps.Memories, e.cfg.FeedOverlap)
+	}
+	if e.deps.Clock().Sub(last) > e.cfg.MaxStaleness {
+		if err := c.catchUp(ctx, e.deps.Memories, e.cfg.FeedOverlap); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
 // maybeSync starts a background catch-up (or rebuild) of c when it is due
 // and none is running. Recall never waits for it.
 func (e *Engine) maybeSync(c *tenantCache) {
 	c.mu.RLock()
-	sinceSync, sinceBuild := time.Since(c.lastSync), time.Since(c.lastBuild)
+	now := e.deps.Clock()
+	sinceSync, sinceBuild := now.Sub(c.lastSync), now.Sub(c.lastBuild)
 	c.mu.RUnlock()
 	if sinceSync < e.cfg.RefreshInterval || !c.syncing.CompareAndSwap(false, true) {
 		return

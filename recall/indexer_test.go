@@ -116,13 +116,20 @@ func TestCatchUpAcrossEngines(t *testing.T) {
 	v2 := first
 	v2.Version, v2.Content, v2.UpdatedAt = 2, "the staging database is postgres 17", first.UpdatedAt
 	writer.write(t, second, v2)
-	for _, res := range reader.recall(t, memory.Query{Tenant: "acme", Text: "staging database"}).Results {
-		if res.Memory.ID == "m1" && res.Memory.Version != 1 {
-			t.Fatalf("the reader saw version %d of m1 before catching up; the test proves nothing", res.Memory.Version)
-		}
+	cached := func(id string) int {
+		c := reader.engine.tenant("acme")
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		return c.versions[id]
+	}
+	if v := cached("m1"); v != 1 {
+		t.Fatalf("the reader's cache holds version %d of m1 before catching up; the test proves nothing", v)
 	}
 	if err := reader.engine.Refresh(ctx, "acme"); err != nil {
 		t.Fatal(err)
+	}
+	if cached("m1") != 2 || cached("m2") != 1 {
+		t.Fatalf("after Refresh the reader's cache holds m1 v%d and m2 v%d, want v2 and v1", cached("m1"), cached("m2"))
 	}
 	r := reader.recall(t, memory.Query{Tenant: "acme", Text: "staging database"})
 	got := ids(r)

@@ -133,6 +133,10 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
+	verify, err := e.catchUpIfBehind(ctx, c)
+	if err != nil {
+		return Response{}, err
+	}
 	e.maybeSync(c)
 	parsed := e.understand(ctx, q, c)
 
@@ -186,6 +190,19 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 	}
 
 	results, pols := e.rank(c, q, parsed, x, f, tf, vec, kw, kwIn)
+	// Another process may have changed a result since the cache last
+	// caught up: check them against the store, and rank again from the
+	// corrected cache if any was stale.
+	for round := 0; verify && round < maxVerifyRounds; round++ {
+		stale, err := e.verify(ctx, c, q.Tenant, results)
+		if err != nil {
+			return Response{}, err
+		}
+		if !stale {
+			break
+		}
+		results, pols = e.rank(c, q, parsed, x, f, tf, vec, kw, kwIn)
+	}
 	e.decorate(ctx, q, results, pols)
 	text, omitted := renderText(results, q.MaxTokens)
 	resp := Response{Results: results, Text: text, Omitted: omitted, Parsed: parsed}
@@ -194,6 +211,53 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 	}
 	e.recordUsage(c, q.Tenant, results)
 	return resp, nil
+}
+
+// maxVerifyRounds bounds how often one recall re-ranks after finding
+// stale results; each round corrects the cache for what it found.
+const maxVerifyRounds = 3
+
+// verify reads the current version of every result from the store, the
+// system of record. When one differs from the cached version (another
+// process forgot, superseded, corrected or moved it since the last
+// catch-up), the cache takes the store's version, or drops a memory the
+// store no longer holds, and verify reports the results stale: the caller
+// ranks again. Keyword candidates are re-checked by the ranking against
+// the corrected cache, so a stale version is never served.
+func (e *Engine) verify(ctx context.Context, c *tenantCache, tenant string, results []memory.Result) (stale bool, err error) {
+	if len(results) == 0 {
+		return false, nil
+	}
+	ids := make([]string, len(results))
+	for i, r := range results {
+		ids[i] = r.Memory.ID
+	}
+	current, err := e.deps.Memories.CurrentVersions(ctx, tenant, ids)
+	if err != nil {
+		return false, errorf("recall: check results against the store", err)
+	}
+	var changed, gone []string
+	for _, r := range results {
+		v, ok := current[r.Memory.ID]
+		switch {
+		case !ok:
+			gone = append(gone, r.Memory.ID)
+		case v != r.Memory.Version:
+			changed = append(changed, r.Memory.ID)
+		}
+	}
+	if len(changed) == 0 && len(gone) == 0 {
+		return false, nil
+	}
+	if len(changed) > 0 {
+		ms, err := e.deps.Memories.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: changed})
+		if err != nil {
+			return false, errorf("recall: read results changed in the store", err)
+		}
+		c.applyAll(ms, false)
+	}
+	c.drop(gone)
+	return true, nil
 }
 
 // searchKeyword returns the keyword candidates passing f and, with a time
@@ -278,10 +342,13 @@ func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, x expansion
 		}
 		return r
 	}
-	kwList := func(hits []kwHitID) ranked {
+	kwList := func(hits []kwHitID, f memory.VectorFilter) ranked {
 		var r ranked
 		for _, h := range hits {
-			r.add(h.id, h.score)
+			// Re-checked too: verify may have replaced the version found.
+			if en := c.entries[h.id]; en != nil && f.Match(en.doc) {
+				r.add(h.id, h.score)
+			}
 		}
 		return r
 	}
@@ -293,10 +360,10 @@ func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, x expansion
 	if e.deps.Index == nil {
 		vs = 0
 	}
-	lists := []ranked{vecList(vec.hits, f), kwList(kw)}
+	lists := []ranked{vecList(vec.hits, f), kwList(kw, f)}
 	lists[0].weight, lists[1].weight = vs, 1-vs
 	if tf != nil && e.cfg.Fusion == FusionRRF {
-		in := []ranked{vecList(vec.inRange, *tf), kwList(kwIn)}
+		in := []ranked{vecList(vec.inRange, *tf), kwList(kwIn, *tf)}
 		in[0].weight, in[1].weight = vs*timeBoostShare, (1-vs)*timeBoostShare
 		lists = append(lists, in...)
 	}

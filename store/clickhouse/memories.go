@@ -160,6 +160,33 @@ func (s *Store) Memories(ctx context.Context, f memory.MemoryFilter) ([]memory.M
 	return out, nil
 }
 
+// CurrentVersions implements memory.MemoryStore: one read of the
+// current-state table's key and version columns.
+func (s *Store) CurrentVersions(ctx context.Context, tenant string, ids []string) (map[string]int, error) {
+	const op = "clickhouse: current versions"
+	if err := memory.ValidateTenant(op, tenant); err != nil {
+		return nil, err
+	}
+	out := make(map[string]int, len(ids))
+	for chunk := range slices.Chunk(ids, checkBatch) {
+		err := s.queryRows(ctx, "current versions",
+			"SELECT id, max(version) FROM memories_current WHERE tenant = {tenant:String} AND id IN {ids:Array(String)} GROUP BY id",
+			func(r driver.Rows) error {
+				var id string
+				var v uint32
+				if err := r.Scan(&id, &v); err != nil {
+					return err
+				}
+				out[id] = int(v)
+				return nil
+			}, ch.Named("tenant", tenant), ch.Named("ids", chunk))
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // fillUsage sets RecallCount and LastRecalledAt from memory_usage. A use
 // stored twice (a retried RecordUsage) counts once: distinct times count.
 func (s *Store) fillUsage(ctx context.Context, tenant string, ms []memory.Memory) error {

@@ -55,7 +55,28 @@ type Store struct {
 	database string
 }
 
-var _ memory.EpisodicStore = (*Store)(nil)
+var (
+	_ memory.EpisodicStore = (*Store)(nil)
+	_ memory.WriteCounter  = (*Store)(nil)
+)
+
+// MemoryWrites implements memory.WriteCounter. The data directory is
+// locked to this process, so the engine sees every write: those of every
+// store on it, and every request served by Handler (counted as writes,
+// whatever they are).
+func (s *Store) MemoryWrites() uint64 { return s.eng.writes.Load() }
+
+// PutMemories implements memory.MemoryStore, counting the write.
+func (s *Store) PutMemories(ctx context.Context, ms []memory.Memory) error {
+	defer s.eng.writes.Add(1)
+	return s.Store.PutMemories(ctx, ms)
+}
+
+// Purge implements memory.EpisodicStore, counting the write.
+func (s *Store) Purge(ctx context.Context, r memory.PurgeRequest) (memory.PurgeCounts, error) {
+	defer s.eng.writes.Add(1)
+	return s.Store.Purge(ctx, r)
+}
 
 // Close closes the store and releases the engine.
 func (s *Store) Close() error {
@@ -75,6 +96,7 @@ func (s *Store) Handler() http.Handler {
 type handler struct{ rt *transport }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer h.rt.eng.writes.Add(1) // another process may have written: see MemoryWrites
 	resp, err := h.rt.RoundTrip(r)
 	if err != nil {
 		status := http.StatusInternalServerError

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
@@ -29,6 +30,8 @@ type engine struct {
 	lock *os.File
 	// slots bounds the sessions in use at once; a request waits for one.
 	slots chan struct{}
+	// writes counts memory writes (memory.WriteCounter).
+	writes atomic.Uint64
 
 	mu     sync.Mutex
 	idle   []*session
