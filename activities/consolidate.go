@@ -90,9 +90,10 @@ func (a *Activities) PlanConsolidation(ctx context.Context, in PlanConsolidation
 // ConsolidateBatch clusters a batch's episodes and, cluster by cluster,
 // writes the typical episode, indexes it and moves the members to cold
 // storage. Progress is heartbeated after every cluster: a retry (the
-// worker died) resumes after the last finished cluster, and everything it
-// redoes is idempotent (the typical episode's ID depends on its members,
-// archiving twice is a no-op). Members already archived by an earlier
+// worker died) resumes after the last finished cluster, skips clusters
+// the store shows finished (a killed worker's last heartbeat may not have
+// gone out), and everything it redoes is idempotent (the typical episode's
+// ID depends on its members, archiving twice is a no-op). Members already archived by an earlier
 // attempt are read from the archive, so the clusters come out the same.
 func (a *Activities) ConsolidateBatch(ctx context.Context, b ConsolidationBatch) (ConsolidationResult, error) {
 	res := ConsolidationResult{Summaries: []string{}}
@@ -144,6 +145,16 @@ func (a *Activities) ConsolidateBatch(ctx context.Context, b ConsolidationBatch)
 			res.Archived += len(members)
 			continue // finished before the retry
 		}
+		// Heartbeats are throttled, so a worker killed just after a
+		// cluster may not have reported it: the store says whether it
+		// finished (its typical episode stored, its members archived).
+		if finished, err := a.clusterFinished(ctx, b.Tenant, res.Summaries[i], ids); err != nil {
+			return res, temporalError(err)
+		} else if finished {
+			res.Archived += len(members)
+			activity.RecordHeartbeat(ctx, i+1)
+			continue
+		}
 		if a.OnConsolidate != nil {
 			if err := a.OnConsolidate(ctx, b, i); err != nil {
 				return res, err
@@ -156,6 +167,27 @@ func (a *Activities) ConsolidateBatch(ctx context.Context, b ConsolidationBatch)
 		activity.RecordHeartbeat(ctx, i+1)
 	}
 	return res, nil
+}
+
+// clusterFinished reports whether a cluster was consolidated already: its
+// typical episode is stored and every member is archived.
+func (a *Activities) clusterFinished(ctx context.Context, tenant, summaryID string, members []string) (bool, error) {
+	eps, err := a.Store.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, IDs: append([]string{summaryID}, members...),
+		Statuses: []memory.EpisodeStatus{memory.EpisodeLive, memory.EpisodeCold, memory.EpisodeSummary}})
+	if err != nil {
+		return false, err
+	}
+	cold := 0
+	stored := false
+	for _, ep := range eps {
+		switch {
+		case ep.ID == summaryID:
+			stored = true
+		case ep.Status == memory.EpisodeCold:
+			cold++
+		}
+	}
+	return stored && cold == len(members), nil
 }
 
 // consolidateCluster writes one cluster's typical episode and archives its

@@ -34,19 +34,22 @@ type devProcess struct {
 	cmd   *exec.Cmd
 	mcp   string
 	ready chan struct{}
+	// lines are what it prints after its banner, until it exits.
+	lines chan string
 }
 
-// startDevProcess starts `hindsight dev` on dataDir and returns once its
-// banner says it is serving.
-func startDevProcess(t *testing.T, dataDir string, temporalPort, mcpPort int) *devProcess {
+// startDevProcess starts `hindsight dev` on dataDir, with env added to
+// this process's environment, and returns once its banner says it is
+// serving.
+func startDevProcess(t *testing.T, dataDir string, temporalPort, mcpPort int, env ...string) *devProcess {
 	t.Helper()
 	args := []string{"dev", "--data-dir", dataDir, "--temporal-port", strconv.Itoa(temporalPort),
 		"--ui-port", "-1", "--clickhouse-http", "", "--mcp-addr", "127.0.0.1:" + strconv.Itoa(mcpPort),
 		"--task-queue", "hindsight-crash", "--log-level", "warn"}
 	raw, _ := json.Marshal(args)
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "HINDSIGHT_TEST_ARGS="+string(raw),
-		"CLICKHOUSE_ADDR=", "MILVUS_ADDR=", "OPENAI_BASE_URL=")
+	cmd.Env = append(append(os.Environ(), "HINDSIGHT_TEST_ARGS="+string(raw),
+		"CLICKHOUSE_ADDR=", "MILVUS_ADDR=", "OPENAI_BASE_URL="), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +58,7 @@ func startDevProcess(t *testing.T, dataDir string, temporalPort, mcpPort int) *d
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start hindsight dev: %v", err)
 	}
-	p := &devProcess{cmd: cmd, mcp: fmt.Sprintf("http://127.0.0.1:%d/mcp", mcpPort), ready: make(chan struct{})}
+	p := &devProcess{cmd: cmd, mcp: fmt.Sprintf("http://127.0.0.1:%d/mcp", mcpPort), ready: make(chan struct{}), lines: make(chan string, 4096)}
 	t.Cleanup(func() { p.kill() })
 	banner := make(chan string, 1)
 	go func() {
@@ -69,7 +72,14 @@ func startDevProcess(t *testing.T, dataDir string, temporalPort, mcpPort int) *d
 			}
 		}
 		banner <- strings.Join(lines, "\n")
+		for sc.Scan() {
+			select {
+			case p.lines <- sc.Text():
+			default: // nobody reads them
+			}
+		}
 		_, _ = io.Copy(io.Discard, stdout)
+		close(p.lines)
 	}()
 	select {
 	case <-p.ready:

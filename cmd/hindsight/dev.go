@@ -14,12 +14,17 @@ import (
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/devserver"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/metrics"
 	"github.com/hindsight-memory/hindsight/service"
 	"github.com/hindsight-memory/hindsight/worker"
 )
+
+// adjustActivities, when set (only by this package's tests, in a child
+// process they start), adjusts the worker's activities before it starts.
+var adjustActivities func(*activities.Activities)
 
 func runDev(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlags("dev", "[flags]", `
@@ -140,7 +145,11 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 	}
 	st.closers = append(st.closers, st.runtime.Close)
 
-	st.worker = worker.NewWorker(st.client, o.stack.taskQueue, st.runtime.Activities(st.client, o.stack.taskQueue), m)
+	acts := st.runtime.Activities(st.client, o.stack.taskQueue)
+	if adjustActivities != nil {
+		adjustActivities(acts)
+	}
+	st.worker = worker.NewWorker(st.client, o.stack.taskQueue, acts, m)
 	if err := st.worker.Start(); err != nil {
 		return nil, fmt.Errorf("start the worker: %w", err)
 	}
