@@ -2,6 +2,8 @@ package clickhouse
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -107,9 +109,12 @@ func (s *Store) Config() Config { return s.cfg }
 
 // Migrate applies the migrations of schema/clickhouse that are not yet
 // recorded in schema_migrations, in order, and records each one. It is
-// idempotent, and safe to run from several processes at once: every
-// statement is IF NOT EXISTS. A recorded migration whose file changed since
-// is an error: migrations are never edited, only added.
+// idempotent, and safe to run from several processes at once: when some
+// are pending, the processes elect one (migrationLock) to apply them while
+// the others wait until they are recorded, so that no statement (a view
+// dropped and created again, say) runs twice while another process is
+// already writing. A recorded migration whose file changed since is an
+// error: migrations are never edited, only added.
 func (s *Store) Migrate(ctx context.Context) error {
 	migrations, err := chschema.Migrations()
 	if err != nil {
@@ -117,21 +122,50 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, max(s.cfg.QueryTimeout, 2*time.Minute))
 	defer cancel()
-	if err := s.conn.Exec(ctx, chschema.MigrationsTable); err != nil {
-		return fmt.Errorf("clickhouse: migrate: create schema_migrations: %w", err)
+	for _, ddl := range []string{chschema.MigrationsTable, chschema.MigrationLockTable} {
+		if err := s.conn.Exec(ctx, ddl); err != nil {
+			return fmt.Errorf("clickhouse: migrate: create the migration tables: %w", err)
+		}
 	}
 	applied, err := s.AppliedMigrations(ctx)
 	if err != nil {
 		return err
 	}
-	for _, m := range migrations {
-		if sum, ok := applied[m.Version]; ok {
-			if sum != m.Checksum {
-				return fmt.Errorf("clickhouse: migrate: migration %04d_%s changed after it was applied (checksum %.12s…, recorded %.12s…): add a new migration instead of editing it",
+	pending := func(applied map[int]string) ([]chschema.Migration, error) {
+		var out []chschema.Migration
+		for _, m := range migrations {
+			if sum, ok := applied[m.Version]; !ok {
+				out = append(out, m)
+			} else if sum != m.Checksum {
+				return nil, fmt.Errorf("clickhouse: migrate: migration %04d_%s changed after it was applied (checksum %.12s…, recorded %.12s…): add a new migration instead of editing it",
 					m.Version, m.Name, m.Checksum, sum)
 			}
-			continue
 		}
+		return out, nil
+	}
+	todo, err := pending(applied)
+	if err != nil || len(todo) == 0 {
+		return err
+	}
+	release, err := s.migrationLock(ctx, func() (bool, error) {
+		applied, err := s.AppliedMigrations(ctx)
+		if err != nil {
+			return false, err
+		}
+		todo, err := pending(applied)
+		return len(todo) == 0, err
+	})
+	if err != nil || release == nil {
+		return err // failed, or another process applied them
+	}
+	defer release()
+	if applied, err = s.AppliedMigrations(ctx); err != nil {
+		return err
+	}
+	if todo, err = pending(applied); err != nil {
+		return err
+	}
+	for _, m := range todo {
 		for i, stmt := range m.Statements {
 			if err := s.conn.Exec(ctx, stmt); err != nil {
 				return fmt.Errorf("clickhouse: migrate: %04d_%s statement %d: %w", m.Version, m.Name, i+1, err)
@@ -149,6 +183,59 @@ func (s *Store) Migrate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// migrationLease is how long a claim to apply migrations holds: a process
+// that died while migrating is succeeded after it.
+const migrationLease = time.Minute
+
+// migrationLock claims the right to apply migrations. It returns a release
+// func once this process holds it, or nil when done() reports, while
+// waiting, that another process applied everything. The claims are rows
+// stamped with the server's clock (one clock for every process); the
+// earliest claim within the lease wins.
+func (s *Store) migrationLock(ctx context.Context, done func() (bool, error)) (release func(), err error) {
+	var b [12]byte
+	rand.Read(b[:])
+	token := hex.EncodeToString(b[:])
+	claim := func() error {
+		return s.conn.Exec(insertCtx(ctx), "INSERT INTO schema_migration_lock (token, at) VALUES ({token:String}, now64(9))", ch.Named("token", token))
+	}
+	if err := claim(); err != nil {
+		return nil, fmt.Errorf("clickhouse: migrate: claim the migration lock: %w", err)
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for claimed := time.Now(); ; {
+		var leader string
+		err := s.queryRows(ctx, "migrate: migration lock",
+			"SELECT token FROM schema_migration_lock WHERE at > now64(9) - toIntervalSecond({lease:UInt32}) ORDER BY at, token LIMIT 1",
+			func(r driver.Rows) error { return r.Scan(&leader) }, ch.Named("lease", uint32(migrationLease/time.Second)))
+		if err != nil {
+			return nil, err
+		}
+		if leader == token {
+			return func() {
+				_ = s.exec(context.Background(), "migrate: release the migration lock",
+					"DELETE FROM schema_migration_lock WHERE token = {token:String}", ch.Named("token", token))
+			}, nil
+		}
+		if ok, err := done(); err != nil || ok {
+			return nil, err
+		}
+		if leader == "" || time.Since(claimed) > migrationLease/2 {
+			// Our claim expired, or the leader's did: claim again.
+			if err := claim(); err != nil {
+				return nil, err
+			}
+			claimed = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("clickhouse: migrate: waiting for process %s… to apply the migrations: %w", leader[:min(8, len(leader))], ctx.Err())
+		case <-tick.C:
+		}
+	}
 }
 
 // AppliedMigrations returns the recorded migrations: version → checksum.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -285,8 +287,10 @@ func TestPurgeFinishesWhatAFailedAttemptBegan(t *testing.T) {
 
 // TestConcurrentFirstMigrations opens four stores at once on a database
 // that does not exist yet, as processes starting together against one
-// server do: every one opens, and the schema is complete, each migration
-// recorded.
+// server do: every one opens, the schema is complete, and each migration
+// was applied once, by the one elected to (the others waited), so that no
+// statement such as a view dropped and created again runs while another
+// process already writes.
 func TestConcurrentFirstMigrations(t *testing.T) {
 	dir := t.TempDir()
 	first := openTest(t, dir) // owns the engine; the others share it
@@ -295,12 +299,14 @@ func TestConcurrentFirstMigrations(t *testing.T) {
 	var wg sync.WaitGroup
 	stores := make([]*Store, n)
 	errs := make([]error, n)
+	applied := &countingHandler{msg: "clickhouse: applied migration"}
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			cfg := Config{DataDir: dir, LibPath: testLibPath(t)}
 			cfg.Store.Database = "racing"
+			cfg.Store.Logger = slog.New(applied)
 			stores[i], errs[i] = Open(context.Background(), cfg)
 		}()
 	}
@@ -311,7 +317,7 @@ func TestConcurrentFirstMigrations(t *testing.T) {
 		}
 		defer stores[i].Close()
 	}
-	applied, err := stores[0].AppliedMigrations(context.Background())
+	recorded, err := stores[0].AppliedMigrations(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,10 +325,29 @@ func TestConcurrentFirstMigrations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(applied) != len(want) {
-		t.Fatalf("racing opens recorded %d migrations, want %d", len(applied), len(want))
+	if len(recorded) != len(want) {
+		t.Fatalf("racing opens recorded %d migrations, want %d", len(recorded), len(want))
+	}
+	if got := applied.n.Load(); int(got) != len(want) {
+		t.Fatalf("%d racing opens applied migrations %d times, want once each (%d): one process migrates, the others wait", n, got, len(want))
 	}
 	if _, err := stores[1].Memories(context.Background(), memory.MemoryFilter{Tenant: "acme"}); err != nil {
 		t.Fatalf("the racing database is not usable: %v", err)
 	}
 }
+
+// countingHandler counts the log records with one message.
+type countingHandler struct {
+	msg string
+	n   atomic.Int32
+}
+
+func (h *countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.n.Add(1)
+	}
+	return nil
+}
+func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
