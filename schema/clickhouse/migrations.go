@@ -28,18 +28,12 @@ const MigrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations
 ENGINE = ReplacingMergeTree(applied_at)
 ORDER BY version`
 
-// MigrationLockTable is the DDL of the table through which processes
-// starting together elect the one that applies pending migrations: each
-// inserts a claim stamped with the server's clock, and the earliest claim
-// still within its lease wins. It is created before any migration runs.
-const MigrationLockTable = `CREATE TABLE IF NOT EXISTS schema_migration_lock
-(
-    token String,
-    at    DateTime64(9, 'UTC')
-)
-ENGINE = MergeTree
-ORDER BY (at, token)
-TTL toDateTime(at) + INTERVAL 1 DAY`
+// MigrationLock is the DDL that takes the migration lock: creating a
+// table is atomic, so of processes starting together exactly one succeeds
+// and applies the pending migrations; the others get "already exists" and
+// wait. The holder drops the table when done; a Memory table also goes
+// with a server restart.
+const MigrationLock = `CREATE TABLE schema_migration_lock (holder String) ENGINE = Memory`
 
 // Migration is one versioned schema change.
 type Migration struct {

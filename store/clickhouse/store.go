@@ -2,10 +2,10 @@ package clickhouse
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -122,10 +122,8 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, max(s.cfg.QueryTimeout, 2*time.Minute))
 	defer cancel()
-	for _, ddl := range []string{chschema.MigrationsTable, chschema.MigrationLockTable} {
-		if err := s.conn.Exec(ctx, ddl); err != nil {
-			return fmt.Errorf("clickhouse: migrate: create the migration tables: %w", err)
-		}
+	if err := s.conn.Exec(ctx, chschema.MigrationsTable); err != nil {
+		return fmt.Errorf("clickhouse: migrate: create schema_migrations: %w", err)
 	}
 	applied, err := s.AppliedMigrations(ctx)
 	if err != nil {
@@ -185,57 +183,58 @@ func (s *Store) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// migrationLease is how long a claim to apply migrations holds: a process
-// that died while migrating is succeeded after it.
+// migrationLease is how long the migration lock holds: a lock older than
+// this was left by a process that died while migrating, and is taken over.
 const migrationLease = time.Minute
 
-// migrationLock claims the right to apply migrations. It returns a release
-// func once this process holds it, or nil when done() reports, while
-// waiting, that another process applied everything. The claims are rows
-// stamped with the server's clock (one clock for every process); the
-// earliest claim within the lease wins.
+// migrationLock takes the migration lock (chschema.MigrationLock). It
+// returns a release func once this process holds it, or nil when done()
+// reports, while waiting, that another process applied everything.
 func (s *Store) migrationLock(ctx context.Context, done func() (bool, error)) (release func(), err error) {
-	var b [12]byte
-	rand.Read(b[:])
-	token := hex.EncodeToString(b[:])
-	claim := func() error {
-		return s.conn.Exec(insertCtx(ctx), "INSERT INTO schema_migration_lock (token, at) VALUES ({token:String}, now64(9))", ch.Named("token", token))
-	}
-	if err := claim(); err != nil {
-		return nil, fmt.Errorf("clickhouse: migrate: claim the migration lock: %w", err)
-	}
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
-	for claimed := time.Now(); ; {
-		var leader string
-		err := s.queryRows(ctx, "migrate: migration lock",
-			"SELECT token FROM schema_migration_lock WHERE at > now64(9) - toIntervalSecond({lease:UInt32}) ORDER BY at, token LIMIT 1",
-			func(r driver.Rows) error { return r.Scan(&leader) }, ch.Named("lease", uint32(migrationLease/time.Second)))
-		if err != nil {
-			return nil, err
-		}
-		if leader == token {
+	for {
+		err := s.conn.Exec(ctx, chschema.MigrationLock)
+		if err == nil {
 			return func() {
-				_ = s.exec(context.Background(), "migrate: release the migration lock",
-					"DELETE FROM schema_migration_lock WHERE token = {token:String}", ch.Named("token", token))
+				_ = s.exec(context.Background(), "migrate: release the migration lock", "DROP TABLE IF EXISTS schema_migration_lock")
 			}, nil
+		}
+		if !alreadyExists(err) {
+			return nil, fmt.Errorf("clickhouse: migrate: take the migration lock: %w", err)
 		}
 		if ok, err := done(); err != nil || ok {
 			return nil, err
 		}
-		if leader == "" || time.Since(claimed) > migrationLease/2 {
-			// Our claim expired, or the leader's did: claim again.
-			if err := claim(); err != nil {
+		var age int64
+		err = s.queryRows(ctx, "migrate: age of the migration lock",
+			"SELECT dateDiff('second', metadata_modification_time, now()) FROM system.tables WHERE database = currentDatabase() AND name = 'schema_migration_lock'",
+			func(r driver.Rows) error { return r.Scan(&age) })
+		if err != nil {
+			return nil, err
+		}
+		if age > int64(migrationLease/time.Second) {
+			s.log.Warn("clickhouse: taking over a migration lock left by a process that died", "age_s", age)
+			if err := s.exec(ctx, "migrate: take over the migration lock", "DROP TABLE IF EXISTS schema_migration_lock"); err != nil {
 				return nil, err
 			}
-			claimed = time.Now()
+			continue
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("clickhouse: migrate: waiting for process %s… to apply the migrations: %w", leader[:min(8, len(leader))], ctx.Err())
+			return nil, fmt.Errorf("clickhouse: migrate: waiting for another process to apply the migrations: %w", ctx.Err())
 		case <-tick.C:
 		}
 	}
+}
+
+// alreadyExists reports a ClickHouse TABLE_ALREADY_EXISTS error.
+func alreadyExists(err error) bool {
+	var ex *ch.Exception
+	if errors.As(err, &ex) {
+		return ex.Code == 57
+	}
+	return strings.Contains(err.Error(), "TABLE_ALREADY_EXISTS") || strings.Contains(err.Error(), "Code: 57")
 }
 
 // AppliedMigrations returns the recorded migrations: version → checksum.
