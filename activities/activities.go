@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/hindsight-memory/hindsight/consolidate"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/redact"
 )
@@ -195,7 +196,7 @@ func (a *Activities) ExtractEpisode(ctx context.Context, in ExtractInput) (memor
 	ep.CreatedAt = in.Now
 	kept := x.Candidates[:0]
 	for _, c := range x.Candidates {
-		if ValidateCandidate(c) != nil {
+		if ledger.ValidateCandidate(c) != nil {
 			continue // the extractor proposed something unusable; the episode still stands
 		}
 		if c.TaskType == "" {
@@ -225,12 +226,12 @@ func (a *Activities) IndexEpisode(ctx context.Context, ep memory.Episode) error 
 // EnqueueLedger hands a request to the tenant's ledger workflow, starting
 // it if needed. The ledger ignores request IDs it has already seen, so a
 // retried enqueue is harmless.
-func (a *Activities) EnqueueLedger(ctx context.Context, req LedgerRequest) error {
+func (a *Activities) EnqueueLedger(ctx context.Context, req ledger.Request) error {
 	if err := req.Validate(); err != nil {
 		return temporalError(err)
 	}
-	_, err := a.Temporal.SignalWithStartWorkflow(ctx, LedgerWorkflowID(req.Tenant), SignalLedgerRequest, req,
-		LedgerStartOptions(req.Tenant, a.TaskQueue), LedgerWorkflowType, LedgerState{Tenant: req.Tenant})
+	_, err := a.Temporal.SignalWithStartWorkflow(ctx, ledger.WorkflowID(req.Tenant), ledger.SignalRequest, req,
+		LedgerStartOptions(req.Tenant, a.TaskQueue), ledger.WorkflowType, ledger.State{Tenant: req.Tenant})
 	if err != nil {
 		return fmt.Errorf("enqueue ledger request %s: %w", req.ID, err)
 	}

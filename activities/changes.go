@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/merge"
 )
@@ -22,7 +23,7 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 	}
 	var out []memory.Decision
 	switch r.Op {
-	case OpCorrect:
+	case ledger.OpCorrect:
 		m, err := a.Store.Memory(ctx, r.Tenant, r.MemoryIDs[0])
 		if err != nil {
 			return nil, temporalError(err)
@@ -32,7 +33,7 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 			return nil, temporalError(err)
 		}
 		out = append(out, d)
-	case OpRelease:
+	case ledger.OpRelease:
 		m, err := a.Store.Memory(ctx, r.Tenant, r.MemoryIDs[0])
 		if err != nil {
 			return nil, temporalError(err)
@@ -42,7 +43,7 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 			return nil, temporalError(err)
 		}
 		out = append(out, d)
-	case OpFeedback:
+	case ledger.OpFeedback:
 		for i, id := range r.MemoryIDs {
 			m, err := a.Store.Memory(ctx, r.Tenant, id)
 			if err != nil {
@@ -54,7 +55,7 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 			}
 			out = append(out, d)
 		}
-	case OpUndo:
+	case ledger.OpUndo:
 		target, err := a.Store.Decision(ctx, r.Tenant, r.DecisionID)
 		if err != nil {
 			return nil, temporalError(err)
@@ -73,7 +74,7 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 			return nil, temporalError(err)
 		}
 		out = append(out, d)
-	case OpForget: // the rebuilds; the purge is ForgetMemories
+	case ledger.OpForget: // the rebuilds; the purge is ForgetMemories
 		for i, id := range r.Rebuild {
 			m, err := a.Store.Memory(ctx, r.Tenant, id)
 			if memory.IsNotFound(err) {
@@ -90,7 +91,7 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 				out = append(out, d)
 			}
 		}
-	case OpDecay:
+	case ledger.OpDecay:
 		ms, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: r.Tenant,
 			Statuses: []memory.Status{memory.StatusLive, memory.StatusCold, memory.StatusArchived}})
 		if err != nil {
@@ -118,14 +119,14 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 // A decision's ID derives from the request, the memory and its version,
 // so a retried page applies nothing twice: a memory the failed attempt
 // moved is at its new status already.
-func (a *Activities) DecayPage(ctx context.Context, in DecayPageInput) (DecayCounts, error) {
+func (a *Activities) DecayPage(ctx context.Context, in DecayPageInput) (ledger.DecayCounts, error) {
 	ms, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: in.Tenant,
 		Statuses: []memory.Status{memory.StatusLive, memory.StatusCold, memory.StatusArchived},
 		ByID:     true, IDAfter: in.After, Limit: DecayPageSize})
 	if err != nil {
-		return DecayCounts{}, temporalError(err)
+		return ledger.DecayCounts{}, temporalError(err)
 	}
-	out := DecayCounts{}
+	out := ledger.DecayCounts{}
 	for _, m := range ms {
 		op := merge.Op{DecisionID: memory.DecisionID(in.Tenant, in.RequestID, 0, m.ID+"@"+fmt.Sprint(m.Version)),
 			WorkflowID: in.WorkflowID, Now: in.Now, Lifecycle: a.Merge.Lifecycle}
@@ -139,7 +140,7 @@ func (a *Activities) DecayPage(ctx context.Context, in DecayPageInput) (DecayCou
 		if _, err := a.ApplyDecision(ctx, d); err != nil {
 			return out, err
 		}
-		out.Add(DecayCounts{Changed: 1, ByTo: map[string]int{string(d.After[0].Status): 1}})
+		out.Add(ledger.DecayCounts{Changed: 1, ByTo: map[string]int{string(d.After[0].Status): 1}})
 	}
 	if len(ms) == DecayPageSize {
 		out.Next = ms[len(ms)-1].ID
@@ -175,8 +176,8 @@ func (a *Activities) standingUndo(ctx context.Context, d memory.Decision) (memor
 // index, and them from recall. A content-free tombstone version is left
 // behind so that other processes' recall caches, which follow the store's
 // change feed, drop them too. Forgetting a forgotten memory is a no-op.
-func (a *Activities) ForgetMemories(ctx context.Context, r LedgerRequest) (ForgetReceipt, error) {
-	receipt := ForgetReceipt{Memories: []string{}}
+func (a *Activities) ForgetMemories(ctx context.Context, r ledger.Request) (ledger.ForgetReceipt, error) {
+	receipt := ledger.ForgetReceipt{Memories: []string{}}
 	named := r.MemoryIDs
 	if r.All {
 		all, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: r.Tenant})

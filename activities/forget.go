@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/hindsight-memory/hindsight/consolidate"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -20,7 +21,7 @@ var allEpisodes = []memory.EpisodeStatus{memory.EpisodeLive, memory.EpisodeCold,
 // sessions' episodes, the memories those episodes are sources of (deleted
 // when every source is forgotten, rebuilt otherwise) and the typical
 // episodes that summarise them. It reads only, so it can simply rerun.
-func (a *Activities) ResolveForget(ctx context.Context, in ForgetInput) (ForgetPlan, error) {
+func (a *Activities) ResolveForget(ctx context.Context, in ledger.ForgetInput) (ForgetPlan, error) {
 	if err := in.Validate(); err != nil {
 		return ForgetPlan{}, temporalError(err)
 	}
@@ -124,8 +125,8 @@ func sortedKeys(m map[string]bool) []string {
 // archived) and the episodes' vectors; with All, every episodic row and
 // episode vector of the tenant. Memories are the ledger's business.
 // Purging twice is a no-op.
-func (a *Activities) PurgeEpisodic(ctx context.Context, p ForgetPlan) (ForgetReceipt, error) {
-	r := ForgetReceipt{Memories: []string{}, Sessions: p.Sessions, Episodes: p.Episodes}
+func (a *Activities) PurgeEpisodic(ctx context.Context, p ForgetPlan) (ledger.ForgetReceipt, error) {
+	r := ledger.ForgetReceipt{Memories: []string{}, Sessions: p.Sessions, Episodes: p.Episodes}
 	if p.All {
 		n, err := a.Store.Purge(ctx, memory.PurgeRequest{Tenant: p.Tenant, All: true})
 		if err != nil {
@@ -232,8 +233,8 @@ const minSummaryMembers = 2
 // their members that remain, or removes them when fewer than two remain,
 // so that no summary keeps a trace of a forgotten episode. Rebuilding is
 // deterministic in the remaining members, so a retry rebuilds the same.
-func (a *Activities) RebuildSummaries(ctx context.Context, p ForgetPlan) (ForgetReceipt, error) {
-	r := ForgetReceipt{Memories: []string{}}
+func (a *Activities) RebuildSummaries(ctx context.Context, p ForgetPlan) (ledger.ForgetReceipt, error) {
+	r := ledger.ForgetReceipt{Memories: []string{}}
 	now := a.now()
 	for _, id := range p.Summaries {
 		sum, err := a.Store.Episode(ctx, p.Tenant, id)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -54,11 +55,11 @@ func TestForgetResumesAfterAFailure(t *testing.T) {
 			f.acts.Store, f.acts.Indexer = store, indexer
 			store.fail, indexer.fail = step == "tombstone", step == "vectors"
 
-			req := activities.LedgerRequest{ID: "forget/1", Tenant: "acme", Op: activities.OpForget, MemoryIDs: []string{id}}
+			req := ledger.Request{ID: "forget/1", Tenant: "acme", Op: ledger.OpForget, MemoryIDs: []string{id}}
 			if _, err := f.env.ExecuteActivity(f.acts.ForgetMemories, req); err == nil {
 				t.Fatal("the injected failure did not fail the first attempt")
 			}
-			receipt := run[activities.ForgetReceipt](t, f, f.acts.ForgetMemories, req)
+			receipt := run[ledger.ForgetReceipt](t, f, f.acts.ForgetMemories, req)
 			if len(receipt.Memories) != 1 || receipt.Memories[0] != id {
 				t.Fatalf("the retry's receipt = %+v", receipt)
 			}
@@ -70,7 +71,7 @@ func TestForgetResumesAfterAFailure(t *testing.T) {
 				t.Fatalf("the index still holds %+v", docs)
 			}
 			// A third attempt (a retry of a success) changes nothing.
-			again := run[activities.ForgetReceipt](t, f, f.acts.ForgetMemories, req)
+			again := run[ledger.ForgetReceipt](t, f, f.acts.ForgetMemories, req)
 			if again.Tombstones != 0 || again.Store.Memories != 0 {
 				t.Fatalf("forgetting again did something: %+v", again)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/merge"
 )
@@ -18,7 +19,7 @@ import (
 // nothing, so a retry simply plans again.
 func (a *Activities) PlanMerge(ctx context.Context, in PlanMergeInput) (memory.Decision, error) {
 	c := normalizeCandidate(in.Candidate)
-	if err := ValidateCandidate(c); err != nil {
+	if err := ledger.ValidateCandidate(c); err != nil {
 		return memory.Decision{}, temporalError(err)
 	}
 	hash := memory.ContentHash(c.Kind, c.Content)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/recall"
 	"github.com/hindsight-memory/hindsight/service"
@@ -184,7 +183,7 @@ type VectorCount struct {
 	Episodes int `json:"episodes"`
 }
 
-func forgetOutput(r activities.ForgetReceipt) ForgetOutput {
+func forgetOutput(r service.ForgetReceipt) ForgetOutput {
 	return ForgetOutput{
 		Memories: nonNil(r.Memories), UserMemories: nonNil(r.Private), Rebuilt: nonNil(r.Rebuilt), Sessions: nonNil(r.Sessions),
 		Episodes: nonNil(r.Episodes), Summaries: nonNil(r.Summaries),

@@ -11,7 +11,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/recall"
 	"github.com/hindsight-memory/hindsight/service"
@@ -25,7 +24,7 @@ type Backend interface {
 	EndSession(ctx context.Context, tenant string, r service.EndRequest) (service.EndResponse, error)
 	Feedback(ctx context.Context, tenant string, ids []string, helped bool, requestID string) (ds []memory.Decision, repeat bool, err error)
 	Correct(ctx context.Context, tenant, id, content string, outdated bool, requestID string) (d memory.Decision, repeat bool, err error)
-	Forget(ctx context.Context, in activities.ForgetInput) (activities.ForgetReceipt, error)
+	Forget(ctx context.Context, in service.ForgetRequest) (service.ForgetReceipt, error)
 	History(ctx context.Context, tenant, id string) (service.History, error)
 	Stats(ctx context.Context, tenant string) (service.Stats, error)
 	Episode(ctx context.Context, tenant, id string) (memory.Episode, error)

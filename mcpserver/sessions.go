@@ -30,7 +30,7 @@ const MaxNesting = 64
 
 // MaxRequestBytes bounds one HTTP request body. The largest argument a
 // tool takes (session_end's events) is bounded well below it
-// (activities.MaxEvents and the field limits).
+// (memory.MaxEvents and the field limits).
 const MaxRequestBytes = 32 << 20
 
 // Sessions issues and checks the MCP session IDs of streamable HTTP

@@ -15,7 +15,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/service"
 )
@@ -570,7 +569,7 @@ func (t *tools) correct(ctx context.Context, tenant string, a args) (any, string
 }
 
 func (t *tools) forget(ctx context.Context, tenant string, a args) (any, string, error) {
-	in := activities.ForgetInput{Tenant: tenant}
+	in := service.ForgetRequest{Tenant: tenant}
 	given := 0
 	for _, name := range []string{"memory_id", "session_id", "user_id"} {
 		v, err := a.str(name, false)

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/workflows"
 )
@@ -33,7 +34,7 @@ const (
 
 // batchSender sends one batch of requests for a tenant to its ledger and
 // returns a reply for each, in order.
-type batchSender func(ctx context.Context, tenant string, reqs []activities.LedgerRequest) ([]activities.LedgerReply, error)
+type batchSender func(ctx context.Context, tenant string, reqs []ledger.Request) ([]ledger.Reply, error)
 
 // ledgerQueue funnels a process's requests to each tenant's ledger: at most
 // ledgerUpdatesInFlight updates per tenant at a time, and requests that
@@ -58,12 +59,12 @@ type tenantQueue struct {
 }
 
 type ledgerCall struct {
-	req  activities.LedgerRequest
+	req  ledger.Request
 	size int
 	// decisions is how many decisions the reply can hold.
 	decisions int
 	done      chan struct{}
-	reply     activities.LedgerReply
+	reply     ledger.Reply
 	err       error
 }
 
@@ -74,10 +75,10 @@ func newLedgerQueue(send batchSender, timeout time.Duration) *ledgerQueue {
 // call queues req and waits for its reply, or for ctx. A caller that gives
 // up leaves its request queued: requests are idempotent by ID, and the
 // reply is kept by the ledger for a retry.
-func (q *ledgerQueue) call(ctx context.Context, req activities.LedgerRequest) (activities.LedgerReply, error) {
+func (q *ledgerQueue) call(ctx context.Context, req ledger.Request) (ledger.Reply, error) {
 	raw, err := json.Marshal(req)
 	if err != nil {
-		return activities.LedgerReply{}, err
+		return ledger.Reply{}, err
 	}
 	c := &ledgerCall{req: req, size: len(raw), decisions: max(1, len(req.Candidates)+len(req.MemoryIDs)), done: make(chan struct{})}
 	q.mu.Lock()
@@ -100,7 +101,7 @@ func (q *ledgerQueue) call(ctx context.Context, req activities.LedgerRequest) (a
 	case <-c.done:
 		return c.reply, c.err
 	case <-ctx.Done():
-		return activities.LedgerReply{}, &memory.Error{Code: memory.EINTERNAL, Op: string(req.Op),
+		return ledger.Reply{}, &memory.Error{Code: memory.EINTERNAL, Op: string(req.Op),
 			Message: "still queued for the tenant's ledger when the wait ended; it is applied in the background", Err: ctx.Err()}
 	}
 }
@@ -122,7 +123,7 @@ func (q *ledgerQueue) drain(tenant string, tq *tenantQueue) {
 		}
 		q.mu.Unlock()
 
-		reqs := make([]activities.LedgerRequest, len(batch))
+		reqs := make([]ledger.Request, len(batch))
 		for i, c := range batch {
 			reqs[i] = c.req
 		}
@@ -165,14 +166,14 @@ func takeBatch(tq *tenantQueue) []*ledgerCall {
 // sendBatch is the batchSender of a Temporal client: one UpdateWithStart
 // carrying every request of the batch.
 func sendBatch(tc client.Client, taskQueue string) batchSender {
-	return func(ctx context.Context, tenant string, reqs []activities.LedgerRequest) ([]activities.LedgerReply, error) {
+	return func(ctx context.Context, tenant string, reqs []ledger.Request) ([]ledger.Reply, error) {
 		h := sha256.New()
 		for _, r := range reqs {
 			h.Write([]byte(r.ID))
 			h.Write([]byte{0})
 		}
 		start := tc.NewWithStartWorkflowOperation(activities.LedgerStartOptions(tenant, taskQueue),
-			workflows.MemoryLedger, activities.LedgerState{Tenant: tenant})
+			workflows.MemoryLedger, ledger.State{Tenant: tenant})
 		u, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 			StartWorkflowOperation: start,
 			UpdateOptions: client.UpdateWorkflowOptions{
@@ -182,7 +183,7 @@ func sendBatch(tc client.Client, taskQueue string) batchSender {
 				// deduplicates by request ID, and the SDK's own retries of
 				// this call keep this ID.
 				UpdateID:     "batch/" + hex.EncodeToString(h.Sum(nil)[:12]) + "/" + newID(),
-				UpdateName:   activities.UpdateLedgerApplyBatch,
+				UpdateName:   ledger.UpdateApplyBatch,
 				Args:         []any{reqs},
 				WaitForStage: client.WorkflowUpdateStageCompleted,
 			},
@@ -190,7 +191,7 @@ func sendBatch(tc client.Client, taskQueue string) batchSender {
 		if err != nil {
 			return nil, workflowError(string(reqs[0].Op), err)
 		}
-		var replies []activities.LedgerReply
+		var replies []ledger.Reply
 		if err := u.Get(ctx, &replies); err != nil {
 			return nil, workflowError(string(reqs[0].Op), err)
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/ledger"
 )
 
 // TestLedgerQueueStaysUnderTheUpdateLimit sends a burst of 200 requests
@@ -19,7 +19,7 @@ import (
 func TestLedgerQueueStaysUnderTheUpdateLimit(t *testing.T) {
 	var open, most, updates atomic.Int32
 	release := make(chan struct{})
-	send := func(ctx context.Context, tenant string, reqs []activities.LedgerRequest) ([]activities.LedgerReply, error) {
+	send := func(ctx context.Context, tenant string, reqs []ledger.Request) ([]ledger.Reply, error) {
 		n := open.Add(1)
 		defer open.Add(-1)
 		for {
@@ -30,9 +30,9 @@ func TestLedgerQueueStaysUnderTheUpdateLimit(t *testing.T) {
 		}
 		updates.Add(1)
 		<-release
-		out := make([]activities.LedgerReply, len(reqs))
+		out := make([]ledger.Reply, len(reqs))
 		for i, r := range reqs {
-			out[i] = activities.LedgerReply{RequestID: r.ID}
+			out[i] = ledger.Reply{RequestID: r.ID}
 			if r.Content == "bad" {
 				out[i].Code, out[i].Error = "invalid", "content: bad"
 			}
@@ -46,12 +46,12 @@ func TestLedgerQueueStaysUnderTheUpdateLimit(t *testing.T) {
 	q.queued = queued.Done
 	var wg sync.WaitGroup
 	errs := make([]error, n)
-	replies := make([]activities.LedgerReply, n)
+	replies := make([]ledger.Reply, n)
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req := activities.LedgerRequest{ID: fmt.Sprintf("store/%03d", i), Tenant: "acme", Op: activities.OpCorrect}
+			req := ledger.Request{ID: fmt.Sprintf("store/%03d", i), Tenant: "acme", Op: ledger.OpCorrect}
 			if i%50 == 7 {
 				req.Content = "bad"
 			}

@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/llm"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/workflows"
@@ -56,11 +56,11 @@ func (s *Service) Store(ctx context.Context, tenant string, r StoreRequest) (mem
 	c.About = llm.About(c.Kind, c.Content)
 	c.Scope = scope
 	c.Scope = memory.ScopeFor(c, r.UserID)
-	if err := activities.ValidateCandidate(c); err != nil {
+	if err := ledger.ValidateCandidate(c); err != nil {
 		return memory.Decision{}, false, err
 	}
-	id := s.requestID(activities.OpStore, tenant, r.RequestID, string(c.Kind), string(c.Scope), c.Content, c.CounterExample, c.TaskType, strings.Join(c.Entities, "\x1f"), fmt.Sprint(c.Pinned))
-	reply, err := s.ledger(ctx, activities.LedgerRequest{ID: id, Tenant: tenant, Op: activities.OpStore, Candidates: []memory.Candidate{c}})
+	id := s.requestID(ledger.OpStore, tenant, r.RequestID, string(c.Kind), string(c.Scope), c.Content, c.CounterExample, c.TaskType, strings.Join(c.Entities, "\x1f"), fmt.Sprint(c.Pinned))
+	reply, err := s.ledger(ctx, ledger.Request{ID: id, Tenant: tenant, Op: ledger.OpStore, Candidates: []memory.Candidate{c}})
 	if err != nil {
 		return memory.Decision{}, false, err
 	}
@@ -76,7 +76,7 @@ const repeatWindow = 2 * time.Minute
 // requestID names a ledger request so that a retry names it the same and
 // the ledger answers it once: from the client's request ID when it gave
 // one, else from what it asks (parts) and the repeatWindow it falls in.
-func (s *Service) requestID(op activities.LedgerOp, tenant, clientID string, parts ...string) string {
+func (s *Service) requestID(op ledger.Op, tenant, clientID string, parts ...string) string {
 	h := sha256.New()
 	h.Write([]byte(tenant))
 	h.Write([]byte{0})
@@ -99,11 +99,11 @@ func (s *Service) Correct(ctx context.Context, tenant, id, content string, outda
 		return memory.Decision{}, false, err
 	}
 	content = red.String(content)
-	if len(content) > activities.MaxContent {
-		return memory.Decision{}, false, memory.Invalidf("correct", "content is %d bytes; the limit is %d: state one memory, concisely", len(content), activities.MaxContent)
+	if len(content) > ledger.MaxContent {
+		return memory.Decision{}, false, memory.Invalidf("correct", "content is %d bytes; the limit is %d: state one memory, concisely", len(content), ledger.MaxContent)
 	}
-	rid := s.requestID(activities.OpCorrect, tenant, requestID, id, content, fmt.Sprint(outdated))
-	reply, err := s.ledger(ctx, activities.LedgerRequest{ID: rid, Tenant: tenant, Op: activities.OpCorrect, MemoryIDs: []string{id}, Content: content, Outdated: outdated})
+	rid := s.requestID(ledger.OpCorrect, tenant, requestID, id, content, fmt.Sprint(outdated))
+	reply, err := s.ledger(ctx, ledger.Request{ID: rid, Tenant: tenant, Op: ledger.OpCorrect, MemoryIDs: []string{id}, Content: content, Outdated: outdated})
 	if err != nil {
 		return memory.Decision{}, false, err
 	}
@@ -118,15 +118,15 @@ func (s *Service) Correct(ctx context.Context, tenant, id, content string, outda
 func (s *Service) Feedback(ctx context.Context, tenant string, ids []string, helped bool, requestID string) ([]memory.Decision, bool, error) {
 	sorted := slices.Clone(ids)
 	slices.Sort(sorted)
-	rid := s.requestID(activities.OpFeedback, tenant, requestID, strings.Join(sorted, "\x1f"), fmt.Sprint(helped))
-	reply, err := s.ledger(ctx, activities.LedgerRequest{ID: rid, Tenant: tenant, Op: activities.OpFeedback, MemoryIDs: ids, Helped: helped})
+	rid := s.requestID(ledger.OpFeedback, tenant, requestID, strings.Join(sorted, "\x1f"), fmt.Sprint(helped))
+	reply, err := s.ledger(ctx, ledger.Request{ID: rid, Tenant: tenant, Op: ledger.OpFeedback, MemoryIDs: ids, Helped: helped})
 	return reply.Decisions, reply.Repeat, err
 }
 
 // Undo restores the state before a decision. Without force it refuses when
 // a later decision changed the same memories.
 func (s *Service) Undo(ctx context.Context, tenant, decisionID string, force bool) (memory.Decision, error) {
-	reply, err := s.ledger(ctx, activities.LedgerRequest{Tenant: tenant, Op: activities.OpUndo, DecisionID: decisionID, Force: force})
+	reply, err := s.ledger(ctx, ledger.Request{Tenant: tenant, Op: ledger.OpUndo, DecisionID: decisionID, Force: force})
 	if err != nil {
 		return memory.Decision{}, err
 	}
@@ -137,7 +137,7 @@ func (s *Service) Undo(ctx context.Context, tenant, decisionID string, force boo
 // sessions, or the whole tenant) and everything derived from it, in both
 // stores, with the Forget workflow, and returns its receipt. Afterwards
 // recall in this process returns nothing of it.
-func (s *Service) Forget(ctx context.Context, in activities.ForgetInput) (activities.ForgetReceipt, error) {
+func (s *Service) Forget(ctx context.Context, in ForgetRequest) (ForgetReceipt, error) {
 	receipt, err := RunForget(ctx, s.temporal, s.cfg.TaskQueue, in, s.cfg.WaitTimeout)
 	if err != nil {
 		return receipt, err
@@ -147,10 +147,17 @@ func (s *Service) Forget(ctx context.Context, in activities.ForgetInput) (activi
 	return receipt, nil
 }
 
+// ForgetRequest names what to forget, and ForgetReceipt says what went:
+// the ledger's types, as the service's callers see them.
+type (
+	ForgetRequest = ledger.ForgetInput
+	ForgetReceipt = ledger.ForgetReceipt
+)
+
 // RunForget runs the Forget workflow for in and waits up to timeout for
 // its receipt. The same request maps to the same workflow ID.
-func RunForget(ctx context.Context, tc client.Client, taskQueue string, in activities.ForgetInput, timeout time.Duration) (activities.ForgetReceipt, error) {
-	var receipt activities.ForgetReceipt
+func RunForget(ctx context.Context, tc client.Client, taskQueue string, in ledger.ForgetInput, timeout time.Duration) (ledger.ForgetReceipt, error) {
+	var receipt ledger.ForgetReceipt
 	if err := in.Validate(); err != nil {
 		return receipt, err
 	}
@@ -173,7 +180,7 @@ func RunForget(ctx context.Context, tc client.Client, taskQueue string, in activ
 	return receipt, nil
 }
 
-func firstDecision(r activities.LedgerReply) (memory.Decision, error) {
+func firstDecision(r ledger.Reply) (memory.Decision, error) {
 	if len(r.Decisions) == 0 {
 		return memory.Decision{}, memory.Invalidf("ledger", "request %s produced no decision", r.RequestID)
 	}

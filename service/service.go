@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/recall"
 	"github.com/hindsight-memory/hindsight/redact"
@@ -247,10 +248,10 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 // ledger sends one request to the tenant's ledger and, once it is
 // applied, makes recall see the change.
 // Requests go through the process's ledger queue (see ledgerQueue).
-func (s *Service) ledger(ctx context.Context, req activities.LedgerRequest) (activities.LedgerReply, error) {
+func (s *Service) ledger(ctx context.Context, req ledger.Request) (ledger.Reply, error) {
 	req, err := named(req)
 	if err != nil {
-		return activities.LedgerReply{}, err
+		return ledger.Reply{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.WaitTimeout)
 	defer cancel()
@@ -279,28 +280,28 @@ func (s *Service) ledger(ctx context.Context, req activities.LedgerRequest) (act
 // UpdateWithStart (starting the ledger if it is not running) and waits up
 // to timeout for its reply. A request without an ID gets a fresh one; the
 // ID is also the update ID, so Temporal deduplicates a retried call.
-func CallLedger(ctx context.Context, tc client.Client, taskQueue string, req activities.LedgerRequest, timeout time.Duration) (activities.LedgerReply, error) {
+func CallLedger(ctx context.Context, tc client.Client, taskQueue string, req ledger.Request, timeout time.Duration) (ledger.Reply, error) {
 	req, err := named(req)
 	if err != nil {
-		return activities.LedgerReply{}, err
+		return ledger.Reply{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := tc.NewWithStartWorkflowOperation(activities.LedgerStartOptions(req.Tenant, taskQueue),
-		workflows.MemoryLedger, activities.LedgerState{Tenant: req.Tenant})
+		workflows.MemoryLedger, ledger.State{Tenant: req.Tenant})
 	h, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
 		UpdateOptions: client.UpdateWorkflowOptions{
 			UpdateID:     req.ID,
-			UpdateName:   activities.UpdateLedgerApply,
+			UpdateName:   ledger.UpdateApply,
 			Args:         []any{req},
 			WaitForStage: client.WorkflowUpdateStageCompleted,
 		},
 	})
 	if err != nil {
-		return activities.LedgerReply{}, workflowError(string(req.Op), err)
+		return ledger.Reply{}, workflowError(string(req.Op), err)
 	}
-	var reply activities.LedgerReply
+	var reply ledger.Reply
 	if err := h.Get(ctx, &reply); err != nil {
 		return reply, workflowError(string(req.Op), err)
 	}
@@ -312,7 +313,7 @@ func CallLedger(ctx context.Context, tc client.Client, taskQueue string, req act
 
 // named gives a request without an ID a fresh one, and validates it
 // before it is queued.
-func named(req activities.LedgerRequest) (activities.LedgerRequest, error) {
+func named(req ledger.Request) (ledger.Request, error) {
 	if req.ID == "" {
 		req.ID = string(req.Op) + "/" + newID()
 	}

@@ -11,9 +11,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/hindsight-memory/hindsight/activities"
-
 	"github.com/hindsight-memory/hindsight/internal/histories"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/worker"
 	"github.com/hindsight-memory/hindsight/workflows"
@@ -163,7 +162,7 @@ func TestDecayOfManyMemories(t *testing.T) {
 	if err != nil || len(cold) != n {
 		t.Fatalf("%d memories cold after the sweep (%v), want %d", len(cold), err, n)
 	}
-	for _, id := range []string{"decay-many", activities.LedgerWorkflowID("acme")} {
+	for _, id := range []string{"decay-many", ledger.WorkflowID("acme")} {
 		most := largestPayload(t, tc, id)
 		t.Logf("largest event of %s: %d bytes", id, most)
 		if most > 256<<10 {

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/metrics"
 	"github.com/hindsight-memory/hindsight/workflows"
 )
@@ -23,7 +24,7 @@ func Register(w worker.Registry, a *activities.Activities) {
 	w.RegisterWorkflow(workflows.Consolidate)
 	w.RegisterWorkflow(workflows.Decay)
 	w.RegisterWorkflow(workflows.Reindex)
-	w.RegisterWorkflowWithOptions(workflows.MemoryLedger, workflow.RegisterOptions{Name: activities.LedgerWorkflowType})
+	w.RegisterWorkflowWithOptions(workflows.MemoryLedger, workflow.RegisterOptions{Name: ledger.WorkflowType})
 	w.RegisterActivity(a)
 }
 

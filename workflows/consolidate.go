@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -143,9 +144,9 @@ func Consolidate(ctx workflow.Context, in ConsolidateInput) (ConsolidateReport, 
 	}
 	if len(promotions) > 0 {
 		info := workflow.GetInfo(ctx)
-		reply, err := callLedger(ctx, activities.LedgerRequest{
+		reply, err := callLedger(ctx, ledger.Request{
 			ID: "promote/" + info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID, Tenant: in.Tenant,
-			Op: activities.OpMerge, ReplyTo: info.WorkflowExecution.ID, WorkflowID: info.WorkflowExecution.ID,
+			Op: ledger.OpMerge, ReplyTo: info.WorkflowExecution.ID, WorkflowID: info.WorkflowExecution.ID,
 			Candidates: promotions,
 		})
 		if err != nil {

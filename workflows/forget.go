@@ -9,12 +9,13 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
 // ForgetWorkflowID is the ID of the Forget workflow for in: the same
 // request always maps to the same workflow.
-func ForgetWorkflowID(in activities.ForgetInput) string {
+func ForgetWorkflowID(in ledger.ForgetInput) string {
 	raw, _ := json.Marshal(in)
 	sum := sha256.Sum256(raw)
 	return "forget/" + in.Tenant + "/" + hex.EncodeToString(sum[:8])
@@ -28,9 +29,9 @@ func ForgetWorkflowID(in activities.ForgetInput) string {
 // through the tenant's ledger, so no merge can resurrect what is being
 // forgotten. Every step is idempotent, so the workflow survives worker
 // restarts. It returns a receipt with counts per store.
-func Forget(ctx workflow.Context, in activities.ForgetInput) (activities.ForgetReceipt, error) {
+func Forget(ctx workflow.Context, in ledger.ForgetInput) (ledger.ForgetReceipt, error) {
 	var a *activities.Activities
-	var receipt activities.ForgetReceipt
+	var receipt ledger.ForgetReceipt
 	if err := in.Validate(); err != nil {
 		return receipt, temporal.NewNonRetryableApplicationError(memory.ErrorMessage(err), memory.EINVALID, nil)
 	}
@@ -42,9 +43,9 @@ func Forget(ctx workflow.Context, in activities.ForgetInput) (activities.ForgetR
 	// Memories first, through the ledger.
 	if plan.All || len(plan.Memories) > 0 || len(plan.Rebuild) > 0 {
 		info := workflow.GetInfo(ctx)
-		reply, err := callLedger(ctx, activities.LedgerRequest{
+		reply, err := callLedger(ctx, ledger.Request{
 			ID: "forget/" + info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID, Tenant: in.Tenant,
-			Op: activities.OpForget, ReplyTo: info.WorkflowExecution.ID, WorkflowID: info.WorkflowExecution.ID,
+			Op: ledger.OpForget, ReplyTo: info.WorkflowExecution.ID, WorkflowID: info.WorkflowExecution.ID,
 			MemoryIDs: plan.Memories, Rebuild: plan.Rebuild, DropSources: plan.Episodes, All: plan.All,
 		})
 		if err != nil {
@@ -56,7 +57,7 @@ func Forget(ctx workflow.Context, in activities.ForgetInput) (activities.ForgetR
 	}
 
 	// Then the raw events and episodes, and their vectors.
-	var episodic activities.ForgetReceipt
+	var episodic ledger.ForgetReceipt
 	if err := workflow.ExecuteActivity(withModelOptions(ctx), a.PurgeEpisodic, plan).Get(ctx, &episodic); err != nil {
 		return receipt, err
 	}
@@ -64,7 +65,7 @@ func Forget(ctx workflow.Context, in activities.ForgetInput) (activities.ForgetR
 
 	// Then the typical episodes that stood for forgotten ones.
 	if len(plan.Summaries) > 0 {
-		var sums activities.ForgetReceipt
+		var sums ledger.ForgetReceipt
 		if err := workflow.ExecuteActivity(withModelOptions(ctx), a.RebuildSummaries, plan).Get(ctx, &sums); err != nil {
 			return receipt, err
 		}

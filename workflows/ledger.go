@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -28,8 +29,8 @@ const (
 // Serialising per tenant is what makes concurrent sessions safe: a merge
 // reads the current versions, decides, and writes, with no other writer in
 // between. ApplyDecision also checks versions optimistically, as a guard.
-func MemoryLedger(ctx workflow.Context, st activities.LedgerState) error {
-	l := &ledger{state: st, done: map[string]activities.LedgerReply{}}
+func MemoryLedger(ctx workflow.Context, st ledger.State) error {
+	l := &ledgerRun{state: st, done: map[string]ledger.Reply{}}
 	for _, r := range st.Recent {
 		l.done[r.RequestID] = r
 	}
@@ -39,19 +40,19 @@ func MemoryLedger(ctx workflow.Context, st activities.LedgerState) error {
 	l.state.Recent, l.state.Carried = nil, nil
 	logger := workflow.GetLogger(ctx)
 
-	requests := workflow.GetSignalChannel(ctx, activities.SignalLedgerRequest)
-	err := workflow.SetUpdateHandlerWithOptions(ctx, activities.UpdateLedgerApply,
-		func(ctx workflow.Context, req activities.LedgerRequest) (activities.LedgerReply, error) {
+	requests := workflow.GetSignalChannel(ctx, ledger.SignalRequest)
+	err := workflow.SetUpdateHandlerWithOptions(ctx, ledger.UpdateApply,
+		func(ctx workflow.Context, req ledger.Request) (ledger.Reply, error) {
 			_, repeat := l.done[req.ID]
 			l.enqueue(req)
 			if err := workflow.Await(ctx, func() bool { _, ok := l.done[req.ID]; return ok }); err != nil {
-				return activities.LedgerReply{}, err
+				return ledger.Reply{}, err
 			}
 			reply := l.done[req.ID]
 			reply.Repeat = repeat
 			return reply, nil
 		},
-		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, req activities.LedgerRequest) error {
+		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, req ledger.Request) error {
 			if req.Tenant != st.Tenant {
 				return temporal.NewApplicationError("request for tenant "+req.Tenant+" sent to the ledger of "+st.Tenant, memory.EINVALID)
 			}
@@ -60,8 +61,8 @@ func MemoryLedger(ctx workflow.Context, st activities.LedgerState) error {
 	if err != nil {
 		return err
 	}
-	err = workflow.SetUpdateHandlerWithOptions(ctx, activities.UpdateLedgerApplyBatch,
-		func(ctx workflow.Context, reqs []activities.LedgerRequest) ([]activities.LedgerReply, error) {
+	err = workflow.SetUpdateHandlerWithOptions(ctx, ledger.UpdateApplyBatch,
+		func(ctx workflow.Context, reqs []ledger.Request) ([]ledger.Reply, error) {
 			repeat := make([]bool, len(reqs))
 			for i, req := range reqs {
 				_, repeat[i] = l.done[req.ID]
@@ -78,7 +79,7 @@ func MemoryLedger(ctx workflow.Context, st activities.LedgerState) error {
 			if err := workflow.Await(ctx, answered); err != nil {
 				return nil, err
 			}
-			replies := make([]activities.LedgerReply, len(reqs))
+			replies := make([]ledger.Reply, len(reqs))
 			for i, req := range reqs {
 				replies[i] = l.done[req.ID]
 				replies[i].Repeat = repeat[i]
@@ -88,7 +89,7 @@ func MemoryLedger(ctx workflow.Context, st activities.LedgerState) error {
 		// An invalid request gets an error reply of its own (applyRequest
 		// validates each); only a batch that is not for this ledger, or
 		// empty, is refused whole.
-		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, reqs []activities.LedgerRequest) error {
+		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, reqs []ledger.Request) error {
 			if len(reqs) == 0 {
 				return temporal.NewApplicationError("empty batch", memory.EINVALID)
 			}
@@ -129,7 +130,7 @@ func MemoryLedger(ctx workflow.Context, st activities.LedgerState) error {
 		l.finish(reply)
 		processed++
 		if req.ReplyTo != "" {
-			err := workflow.SignalExternalWorkflow(ctx, req.ReplyTo, "", activities.SignalLedgerReply, reply).Get(ctx, nil)
+			err := workflow.SignalExternalWorkflow(ctx, req.ReplyTo, "", ledger.SignalReply, reply).Get(ctx, nil)
 			if err != nil {
 				// The requester is gone; its reply stays in Recent for a rerun.
 				logger.Warn("ledger reply not delivered", "request", req.ID, "to", req.ReplyTo, "error", err)
@@ -139,26 +140,26 @@ func MemoryLedger(ctx workflow.Context, st activities.LedgerState) error {
 	return workflow.NewContinueAsNewError(ctx, MemoryLedger, l.carry())
 }
 
-type ledger struct {
-	state activities.LedgerState
-	done  map[string]activities.LedgerReply
+type ledgerRun struct {
+	state ledger.State
+	done  map[string]ledger.Reply
 	order []string // request IDs in done, oldest first
 }
 
 // enqueue queues a request unless it is queued or answered already.
-func (l *ledger) enqueue(req activities.LedgerRequest) {
+func (l *ledgerRun) enqueue(req ledger.Request) {
 	if _, ok := l.done[req.ID]; ok {
 		return
 	}
-	if slices.ContainsFunc(l.state.Pending, func(p activities.LedgerRequest) bool { return p.ID == req.ID }) {
+	if slices.ContainsFunc(l.state.Pending, func(p ledger.Request) bool { return p.ID == req.ID }) {
 		return
 	}
 	l.state.Pending = append(l.state.Pending, req)
 }
 
-func (l *ledger) drain(ch workflow.ReceiveChannel) {
+func (l *ledgerRun) drain(ch workflow.ReceiveChannel) {
 	for {
-		var req activities.LedgerRequest
+		var req ledger.Request
 		if !ch.ReceiveAsync(&req) {
 			return
 		}
@@ -166,7 +167,7 @@ func (l *ledger) drain(ch workflow.ReceiveChannel) {
 	}
 }
 
-func (l *ledger) finish(r activities.LedgerReply) {
+func (l *ledgerRun) finish(r ledger.Reply) {
 	l.done[r.RequestID] = r
 	l.order = append(l.order, r.RequestID)
 	for len(l.order) > ledgerRecentReplies {
@@ -176,12 +177,12 @@ func (l *ledger) finish(r activities.LedgerReply) {
 }
 
 // carry is the state the next run starts from: what is pending, and the
-// latest replies compacted (activities.Carry).
-func (l *ledger) carry() activities.LedgerState {
-	st := activities.LedgerState{Tenant: l.state.Tenant, Pending: l.state.Pending}
+// latest replies compacted (ledger.Carry).
+func (l *ledgerRun) carry() ledger.State {
+	st := ledger.State{Tenant: l.state.Tenant, Pending: l.state.Pending}
 	start := max(0, len(l.order)-ledgerRecentReplies)
 	for _, id := range l.order[start:] {
-		st.Carried = append(st.Carried, activities.Carry(l.done[id]))
+		st.Carried = append(st.Carried, ledger.Carry(l.done[id]))
 	}
 	return st
 }
@@ -189,8 +190,8 @@ func (l *ledger) carry() activities.LedgerState {
 // boundReply is the reply a request gets: its decisions without the
 // states before and the neighbours considered, which the decision log
 // keeps, so that it stays well under Temporal's payload limit (a request
-// has at most activities.MaxCandidatesPerRequest decisions).
-func boundReply(r activities.LedgerReply) activities.LedgerReply {
+// has at most ledger.MaxCandidatesPerRequest decisions).
+func boundReply(r ledger.Reply) ledger.Reply {
 	if len(r.Decisions) == 0 {
 		return r
 	}
@@ -206,8 +207,8 @@ func boundReply(r activities.LedgerReply) activities.LedgerReply {
 // applyRequest runs one request's activities and turns failures that
 // retrying cannot fix into an error reply, so one bad request never stalls
 // the tenant's ledger.
-func applyRequest(ctx workflow.Context, req activities.LedgerRequest) activities.LedgerReply {
-	reply := activities.LedgerReply{RequestID: req.ID}
+func applyRequest(ctx workflow.Context, req ledger.Request) ledger.Reply {
+	reply := ledger.Reply{RequestID: req.ID}
 	if err := req.Validate(); err != nil {
 		return failReply(reply, err)
 	}
@@ -215,14 +216,14 @@ func applyRequest(ctx workflow.Context, req activities.LedgerRequest) activities
 	storeCtx := withStoreOptions(ctx)
 	now := workflow.Now(ctx).UTC()
 	switch req.Op {
-	case activities.OpMerge, activities.OpStore:
+	case ledger.OpMerge, ledger.OpStore:
 		for i, c := range req.Candidates {
-			if req.Op == activities.OpMerge {
-				c = activities.ClipCandidate(c)
+			if req.Op == ledger.OpMerge {
+				c = ledger.ClipCandidate(c)
 			}
 			in := activities.PlanMergeInput{
 				Tenant: req.Tenant, RequestID: req.ID, Index: i, EpisodeID: req.EpisodeID,
-				WorkflowID: req.WorkflowID, Candidate: c, UserStated: req.Op == activities.OpStore, Now: now,
+				WorkflowID: req.WorkflowID, Candidate: c, UserStated: req.Op == ledger.OpStore, Now: now,
 			}
 			d, err := planAndApply(ctx, func(ctx workflow.Context) workflow.Future {
 				return workflow.ExecuteActivity(withModelOptions(ctx), a.PlanMerge, in)
@@ -232,8 +233,8 @@ func applyRequest(ctx workflow.Context, req activities.LedgerRequest) activities
 			}
 			reply.Decisions = append(reply.Decisions, d)
 		}
-	case activities.OpForget:
-		var receipt activities.ForgetReceipt
+	case ledger.OpForget:
+		var receipt ledger.ForgetReceipt
 		if err := workflow.ExecuteActivity(storeCtx, a.ForgetMemories, req).Get(ctx, &receipt); err != nil {
 			return failReply(reply, err)
 		}
@@ -254,15 +255,15 @@ func applyRequest(ctx workflow.Context, req activities.LedgerRequest) activities
 			receipt.Rebuilt = append(receipt.Rebuilt, applied.TargetID)
 		}
 		reply.Forgotten = &receipt
-	case activities.OpDecay:
+	case ledger.OpDecay:
 		if workflow.GetVersion(ctx, "decay-paged", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 			return applyChanges(ctx, req, reply, now) // a sweep begun before paging
 		}
 		// Page by page, carrying counts only: a sweep may move any number
 		// of memories, and each decision is in the decision log.
-		decayed := activities.DecayCounts{}
+		decayed := ledger.DecayCounts{}
 		for after := ""; ; {
-			var page activities.DecayCounts
+			var page ledger.DecayCounts
 			in := activities.DecayPageInput{Tenant: req.Tenant, RequestID: req.ID, WorkflowID: req.WorkflowID, After: after, Now: now}
 			if err := workflow.ExecuteActivity(storeCtx, a.DecayPage, in).Get(ctx, &page); err != nil {
 				return failReply(reply, err)
@@ -281,7 +282,7 @@ func applyRequest(ctx workflow.Context, req activities.LedgerRequest) activities
 
 // applyChanges plans a change request against the current state and
 // applies its decisions.
-func applyChanges(ctx workflow.Context, req activities.LedgerRequest, reply activities.LedgerReply, now time.Time) activities.LedgerReply {
+func applyChanges(ctx workflow.Context, req ledger.Request, reply ledger.Reply, now time.Time) ledger.Reply {
 	var a *activities.Activities
 	var ds []memory.Decision
 	in := activities.PlanChangeInput{Request: req, Now: now}
@@ -326,7 +327,7 @@ func apply(ctx workflow.Context, d memory.Decision) (memory.Decision, error) {
 	return applied, err
 }
 
-func failReply(r activities.LedgerReply, err error) activities.LedgerReply {
+func failReply(r ledger.Reply, err error) ledger.Reply {
 	r.Decisions = nil
 	r.Code = errorType(err)
 	if r.Code == "" {

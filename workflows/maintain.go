@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/ledger"
 )
 
 // DecayInput configures a decay sweep: one tenant, or every tenant when
@@ -53,13 +54,13 @@ func Decay(ctx workflow.Context, in DecayInput) (DecayReport, error) {
 		}
 	}
 	info := workflow.GetInfo(ctx)
-	request := func(t string) activities.LedgerRequest {
-		return activities.LedgerRequest{
+	request := func(t string) ledger.Request {
+		return ledger.Request{
 			ID: "decay/" + info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID + "/" + t, Tenant: t,
-			Op: activities.OpDecay, ReplyTo: info.WorkflowExecution.ID, WorkflowID: info.WorkflowExecution.ID,
+			Op: ledger.OpDecay, ReplyTo: info.WorkflowExecution.ID, WorkflowID: info.WorkflowExecution.ID,
 		}
 	}
-	count := func(reply activities.LedgerReply) {
+	count := func(reply ledger.Reply) {
 		rep.Tenants++
 		if reply.Decayed != nil {
 			rep.Changed += reply.Decayed.Changed
@@ -86,12 +87,12 @@ func Decay(ctx workflow.Context, in DecayInput) (DecayReport, error) {
 	}
 
 	timeout := cmp.Or(in.TenantTimeout, DefaultDecayTenantTimeout)
-	replies := workflow.GetSignalChannel(ctx, activities.SignalLedgerReply)
+	replies := workflow.GetSignalChannel(ctx, ledger.SignalReply)
 	waiting := map[string]string{} // request ID → tenant
 	stopTimer := map[string]workflow.CancelFunc{}
 	sel := workflow.NewSelector(ctx)
 	sel.AddReceive(replies, func(c workflow.ReceiveChannel, _ bool) {
-		var reply activities.LedgerReply
+		var reply ledger.Reply
 		c.Receive(ctx, &reply)
 		t, ok := waiting[reply.RequestID]
 		if !ok {

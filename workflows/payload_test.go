@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -17,14 +17,14 @@ const payloadLimit = 2 << 20
 // candidates a request may carry, each as long as allowed, each judged
 // against eight neighbours as long as allowed, each a conflict that wrote
 // two versions.
-func largestReply(id string) activities.LedgerReply {
-	text := strings.Repeat("x", activities.MaxContent)
+func largestReply(id string) ledger.Reply {
+	text := strings.Repeat("x", ledger.MaxContent)
 	m := func(i int) memory.Memory {
 		return memory.Memory{ID: fmt.Sprint("m", i), Tenant: "acme", Version: 3, Kind: memory.KindLesson,
 			Content: text, CounterExample: text, Status: memory.StatusLive}
 	}
-	r := activities.LedgerReply{RequestID: id}
-	for i := range activities.MaxCandidatesPerRequest {
+	r := ledger.Reply{RequestID: id}
+	for i := range ledger.MaxCandidatesPerRequest {
 		d := memory.Decision{ID: fmt.Sprint(id, "/", i), Tenant: "acme", Action: memory.ActionMerge, Verdict: memory.VerdictConflicts,
 			Candidate: memory.Candidate{Kind: memory.KindLesson, Content: text, CounterExample: text},
 			Before:    []memory.Memory{m(i)}, After: []memory.Memory{m(i), m(i + 1000)}}
@@ -50,7 +50,7 @@ func size(t *testing.T, v any) int {
 // and the state carried across continue-as-new (the last 200 replies and
 // nothing pending) stays small, whatever the replies held.
 func TestLedgerPayloadsAreBounded(t *testing.T) {
-	l := &ledger{state: activities.LedgerState{Tenant: "acme"}, done: map[string]activities.LedgerReply{}}
+	l := &ledgerRun{state: ledger.State{Tenant: "acme"}, done: map[string]ledger.Reply{}}
 	t.Logf("the largest reply: %d bytes as applied, %d as sent", size(t, largestReply("r")), size(t, boundReply(largestReply("r"))))
 	for i := range ledgerRecentReplies + 50 {
 		r := boundReply(largestReply(fmt.Sprint("req-", i)))

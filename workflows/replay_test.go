@@ -14,8 +14,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/internal/histories"
+	"github.com/hindsight-memory/hindsight/ledger"
 	hworker "github.com/hindsight-memory/hindsight/worker"
 	"github.com/hindsight-memory/hindsight/workflows"
 )
@@ -42,7 +42,7 @@ func TestReplay(t *testing.T) {
 			r.RegisterWorkflow(workflows.Consolidate)
 			r.RegisterWorkflow(workflows.Decay)
 			r.RegisterWorkflow(workflows.Reindex)
-			r.RegisterWorkflowWithOptions(workflows.MemoryLedger, workflow.RegisterOptions{Name: activities.LedgerWorkflowType})
+			r.RegisterWorkflowWithOptions(workflows.MemoryLedger, workflow.RegisterOptions{Name: ledger.WorkflowType})
 			raw, err := os.ReadFile(strings.TrimSuffix(f, ".json") + ".execution.json")
 			if err != nil {
 				t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -101,16 +102,16 @@ func SessionEnd(ctx workflow.Context, in SessionEndInput) (SessionEndResult, err
 	// What is about the session's user goes to that user's scope; what
 	// is about the work, to the tenant's shared space.
 	for i := range x.Candidates {
-		x.Candidates[i] = activities.ClipCandidate(x.Candidates[i])
+		x.Candidates[i] = ledger.ClipCandidate(x.Candidates[i])
 		x.Candidates[i].Scope = memory.ScopeFor(x.Candidates[i], meta.UserID)
 	}
 	info2 := workflow.GetInfo(ctx)
-	req := activities.LedgerRequest{
+	req := ledger.Request{
 		// Without the run ID: a rerun of a failed session asks for the same
 		// merge, and the ledger answers it from its record.
 		ID:      "merge/" + info2.WorkflowExecution.ID,
 		Tenant:  in.Tenant,
-		Op:      activities.OpMerge,
+		Op:      ledger.OpMerge,
 		ReplyTo: info2.WorkflowExecution.ID, EpisodeID: ep.ID, WorkflowID: info2.WorkflowExecution.ID,
 		Candidates: x.Candidates,
 	}
@@ -126,13 +127,13 @@ func SessionEnd(ctx workflow.Context, in SessionEndInput) (SessionEndResult, err
 
 // callLedger enqueues a request with the tenant's ledger and waits for its
 // reply, matched by request ID.
-func callLedger(ctx workflow.Context, req activities.LedgerRequest) (activities.LedgerReply, error) {
+func callLedger(ctx workflow.Context, req ledger.Request) (ledger.Reply, error) {
 	var a *activities.Activities
-	var reply activities.LedgerReply
+	var reply ledger.Reply
 	if err := workflow.ExecuteActivity(withStoreOptions(ctx), a.EnqueueLedger, req).Get(ctx, nil); err != nil {
 		return reply, err
 	}
-	ch := workflow.GetSignalChannel(ctx, activities.SignalLedgerReply)
+	ch := workflow.GetSignalChannel(ctx, ledger.SignalReply)
 	timedOut := false
 	timer := workflow.NewTimer(ctx, ledgerReplyTimeout)
 	for {

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/workflows"
 )
@@ -27,7 +28,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	s.SetLogger(tlog.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	env := s.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(workflows.SessionEnd)
-	env.RegisterWorkflowWithOptions(workflows.MemoryLedger, workflow.RegisterOptions{Name: activities.LedgerWorkflowType})
+	env.RegisterWorkflowWithOptions(workflows.MemoryLedger, workflow.RegisterOptions{Name: ledger.WorkflowType})
 	env.RegisterActivity(a)
 	return env
 }
@@ -54,13 +55,13 @@ func TestSessionEndDistilsAndMergesThroughTheLedger(t *testing.T) {
 	})).Return(x, nil).Once()
 	env.OnActivity(a.StoreEpisode, mock.Anything, x.Episode).Return(nil).Once()
 	env.OnActivity(a.IndexEpisode, mock.Anything, x.Episode).Return(nil).Once()
-	var req activities.LedgerRequest
-	env.OnActivity(a.EnqueueLedger, mock.Anything, mock.Anything).Return(func(_ context.Context, r activities.LedgerRequest) error {
+	var req ledger.Request
+	env.OnActivity(a.EnqueueLedger, mock.Anything, mock.Anything).Return(func(_ context.Context, r ledger.Request) error {
 		req = r
 		// The ledger answers by signal, as MemoryLedger does.
 		env.RegisterDelayedCallback(func() {
-			env.SignalWorkflow(activities.SignalLedgerReply, activities.LedgerReply{RequestID: "someone else's"})
-			env.SignalWorkflow(activities.SignalLedgerReply, activities.LedgerReply{RequestID: r.ID, Decisions: []memory.Decision{
+			env.SignalWorkflow(ledger.SignalReply, ledger.Reply{RequestID: "someone else's"})
+			env.SignalWorkflow(ledger.SignalReply, ledger.Reply{RequestID: r.ID, Decisions: []memory.Decision{
 				{ID: "d1", Candidate: r.Candidates[0], Verdict: memory.VerdictDistinct, After: []memory.Memory{{ID: "m1", Status: memory.StatusLive, Content: r.Candidates[0].Content}}},
 				{ID: "d2", Candidate: r.Candidates[1], Verdict: memory.VerdictConflicts, TargetID: "m0", After: []memory.Memory{
 					{ID: "m0", Status: memory.StatusSuperseded}, {ID: "m2", Status: memory.StatusLive, Content: r.Candidates[1].Content}}},
@@ -77,7 +78,7 @@ func TestSessionEndDistilsAndMergesThroughTheLedger(t *testing.T) {
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
-	if req.Op != activities.OpMerge || req.EpisodeID != x.Episode.ID || len(req.Candidates) != 2 || req.ReplyTo == "" {
+	if req.Op != ledger.OpMerge || req.EpisodeID != x.Episode.ID || len(req.Candidates) != 2 || req.ReplyTo == "" {
 		t.Fatalf("ledger request = %+v", req)
 	}
 	if res.EpisodeID != x.Episode.ID || len(res.Memories) != 2 || res.Memories[0].MemoryID != "m1" ||
@@ -155,25 +156,25 @@ func TestMemoryLedgerAppliesOneRequestAtATime(t *testing.T) {
 		trace = append(trace, "apply "+d.ID)
 		return d, nil
 	})
-	req := func(id string) activities.LedgerRequest {
-		return activities.LedgerRequest{ID: id, Tenant: "acme", Op: activities.OpMerge,
+	req := func(id string) ledger.Request {
+		return ledger.Request{ID: id, Tenant: "acme", Op: ledger.OpMerge,
 			Candidates: []memory.Candidate{{Kind: memory.KindFact, Content: "fact " + id}}}
 	}
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(activities.SignalLedgerRequest, req("r1"))
-		env.SignalWorkflow(activities.SignalLedgerRequest, req("r2"))
-		env.SignalWorkflow(activities.SignalLedgerRequest, req("r1"))
+		env.SignalWorkflow(ledger.SignalRequest, req("r1"))
+		env.SignalWorkflow(ledger.SignalRequest, req("r2"))
+		env.SignalWorkflow(ledger.SignalRequest, req("r1"))
 	}, time.Second)
-	var updated activities.LedgerReply
+	var updated ledger.Reply
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(activities.UpdateLedgerApply, "u1", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(ledger.UpdateApply, "u1", &testsuite.TestUpdateCallback{
 			OnReject:   func(err error) { t.Errorf("update rejected: %v", err) },
 			OnAccept:   func() {},
-			OnComplete: func(v any, err error) { updated, _ = v.(activities.LedgerReply) },
+			OnComplete: func(v any, err error) { updated, _ = v.(ledger.Reply) },
 		}, req("r3"))
 	}, 2*time.Second)
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
-	env.ExecuteWorkflow(workflows.MemoryLedger, activities.LedgerState{Tenant: "acme"})
+	env.ExecuteWorkflow(workflows.MemoryLedger, ledger.State{Tenant: "acme"})
 
 	want := []string{"plan r1", "apply d-r1", "plan r2", "apply d-r2", "plan r3", "apply d-r3"}
 	if !slices.Equal(trace, want) {
@@ -188,14 +189,14 @@ func TestMemoryLedgerRejectsAnotherTenantsUpdate(t *testing.T) {
 	env := newEnv(t)
 	var rejected error
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(activities.UpdateLedgerApply, "u1", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(ledger.UpdateApply, "u1", &testsuite.TestUpdateCallback{
 			OnReject:   func(err error) { rejected = err },
 			OnAccept:   func() { t.Error("an update for another tenant was accepted") },
 			OnComplete: func(any, error) {},
-		}, activities.LedgerRequest{ID: "x", Tenant: "other", Op: activities.OpDecay})
+		}, ledger.Request{ID: "x", Tenant: "other", Op: ledger.OpDecay})
 	}, time.Second)
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
-	env.ExecuteWorkflow(workflows.MemoryLedger, activities.LedgerState{Tenant: "acme"})
+	env.ExecuteWorkflow(workflows.MemoryLedger, ledger.State{Tenant: "acme"})
 	if rejected == nil {
 		t.Fatal("the ledger accepted a request for another tenant")
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.temporal.io/api/enums/v1"
 
-	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/memory"
 )
@@ -46,7 +46,7 @@ func TestStoreBurst(t *testing.T) {
 		t.Error(err)
 	}
 	updates := 0
-	it := st.client.GetWorkflowHistory(context.Background(), activities.LedgerWorkflowID(memory.DefaultTenant), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := st.client.GetWorkflowHistory(context.Background(), ledger.WorkflowID(memory.DefaultTenant), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/memory"
 )
@@ -38,7 +38,7 @@ func TestPayloadsEncrypted(t *testing.T) {
 	plain = append(plain, "Import sales_2024.csv into the warehouse")
 
 	ctx := context.Background()
-	for _, id := range []string{memory.SessionWorkflowID(memory.DefaultTenant, tr.SessionID), activities.LedgerWorkflowID(memory.DefaultTenant)} {
+	for _, id := range []string{memory.SessionWorkflowID(memory.DefaultTenant, tr.SessionID), ledger.WorkflowID(memory.DefaultTenant)} {
 		it := st.client.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 		var raw strings.Builder
 		n := 0

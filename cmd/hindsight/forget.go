@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/service"
 )
 
@@ -34,7 +34,7 @@ Temporal cluster (the embedded one of hindsight dev by default) for
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	in := activities.ForgetInput{Tenant: s.tenant, MemoryIDs: memories, SessionIDs: sessions, UserID: *user, All: *all}
+	in := ledger.ForgetInput{Tenant: s.tenant, MemoryIDs: memories, SessionIDs: sessions, UserID: *user, All: *all}
 	if *all && !*yes {
 		return fmt.Errorf("--all deletes every memory, episode and event of tenant %q: add --yes to confirm", s.tenant)
 	}

@@ -13,9 +13,9 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/eval/locomo"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/llm/offline"
 	"github.com/hindsight-memory/hindsight/llm/openai"
 	"github.com/hindsight-memory/hindsight/memory"
@@ -305,8 +305,8 @@ IDs are shown by "hindsight history MEMORY_ID" and session_end.`, "TEMPORAL_ADDR
 		return err
 	}
 	defer tc.Close()
-	d, err := operatorDecision(ctx, tc, s.taskQueue, activities.LedgerRequest{
-		Tenant: s.tenant, Op: activities.OpUndo, DecisionID: fs.Arg(0), Force: *force,
+	d, err := operatorDecision(ctx, tc, s.taskQueue, ledger.Request{
+		Tenant: s.tenant, Op: ledger.OpUndo, DecisionID: fs.Arg(0), Force: *force,
 	})
 	if err != nil {
 		return err
@@ -316,7 +316,7 @@ IDs are shown by "hindsight history MEMORY_ID" and session_end.`, "TEMPORAL_ADDR
 
 // operatorDecision sends an operator's request (an undo, a release) to the
 // tenant's ledger through Temporal and returns the decision it took.
-func operatorDecision(ctx context.Context, tc client.Client, taskQueue string, req activities.LedgerRequest) (memory.Decision, error) {
+func operatorDecision(ctx context.Context, tc client.Client, taskQueue string, req ledger.Request) (memory.Decision, error) {
 	reply, err := service.CallLedger(ctx, tc, taskQueue, req, 2*time.Minute)
 	if err != nil {
 		return memory.Decision{}, err

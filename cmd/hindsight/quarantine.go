@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -104,8 +104,8 @@ hindsight dev by default).`, "TEMPORAL_ADDR", "TEMPORAL_NAMESPACE", "HINDSIGHT_T
 			reason = who
 		}
 	}
-	d, err := operatorDecision(ctx, tc, s.taskQueue, activities.LedgerRequest{
-		Tenant: s.tenant, Op: activities.OpRelease, MemoryIDs: []string{fs.Arg(0)}, Reason: reason,
+	d, err := operatorDecision(ctx, tc, s.taskQueue, ledger.Request{
+		Tenant: s.tenant, Op: ledger.OpRelease, MemoryIDs: []string{fs.Arg(0)}, Reason: reason,
 	})
 	if err != nil {
 		return errors.New(memory.CallerMessage(err))

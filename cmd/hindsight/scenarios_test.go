@@ -11,8 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/internal/histories"
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/service"
@@ -118,8 +118,8 @@ func TestMergeScenarios(t *testing.T) {
 
 	// 3. Undo the conflict (as `hindsight merge undo` does): the UTC
 	// preference is live again and the Beijing one retired.
-	reply, err := service.CallLedger(ctx, st.client, "hindsight-e2e", activities.LedgerRequest{
-		Tenant: memory.DefaultTenant, Op: activities.OpUndo, DecisionID: pc.DecisionID,
+	reply, err := service.CallLedger(ctx, st.client, "hindsight-e2e", ledger.Request{
+		Tenant: memory.DefaultTenant, Op: ledger.OpUndo, DecisionID: pc.DecisionID,
 	}, time.Minute)
 	if err != nil {
 		t.Fatalf("undo %s: %v", pc.DecisionID, err)
@@ -140,8 +140,8 @@ func TestMergeScenarios(t *testing.T) {
 		t.Fatalf("undo reply = %+v", reply)
 	}
 	// Undoing again changes nothing.
-	if _, err := service.CallLedger(ctx, st.client, "hindsight-e2e", activities.LedgerRequest{
-		Tenant: memory.DefaultTenant, Op: activities.OpUndo, DecisionID: pc.DecisionID,
+	if _, err := service.CallLedger(ctx, st.client, "hindsight-e2e", ledger.Request{
+		Tenant: memory.DefaultTenant, Op: ledger.OpUndo, DecisionID: pc.DecisionID,
 	}, time.Minute); err != nil {
 		t.Fatalf("second undo: %v", err)
 	}
@@ -228,7 +228,7 @@ func TestForgetUser(t *testing.T) {
 	}
 
 	r := call[mcpserver.ForgetOutput](t, s, mcpserver.ToolForget, map[string]any{"user_id": "u1"})
-	histories.Record(t, st.client, workflows.ForgetWorkflowID(activities.ForgetInput{Tenant: memory.DefaultTenant, UserID: "u1"}), "", "forget")
+	histories.Record(t, st.client, workflows.ForgetWorkflowID(ledger.ForgetInput{Tenant: memory.DefaultTenant, UserID: "u1"}), "", "forget")
 	if !slices.Equal(r.Sessions, []string{"u1-a", "u1-b"}) || len(r.Episodes) != 2 {
 		t.Fatalf("receipt sessions/episodes = %v / %v", r.Sessions, r.Episodes)
 	}
