@@ -19,7 +19,7 @@ import (
 
 // Indexer writes memory versions everywhere they live: the system of
 // record, the vector index and the recall engine's keyword cache
-// (recall.Indexer). Write is idempotent; Remove drops memories from the
+// (index.Indexer). Write is idempotent; Remove drops memories from the
 // vector index and recall (the store is purged separately).
 type Indexer interface {
 	Write(ctx context.Context, ms []memory.Memory) error

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/index"
 	"github.com/hindsight-memory/hindsight/llm/offline"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/merge"
@@ -26,25 +27,25 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	store := memory.NewMemStore()
 	emb := offline.NewEmbedder(64)
-	index := memory.NewMemIndex(emb.Dim())
-	engine, err := recall.New(recall.Config{}, recall.Deps{Memories: store, Episodes: store, Index: index, Embedder: emb})
+	vectors := memory.NewMemIndex(emb.Dim())
+	engine, err := recall.New(recall.Config{}, recall.Deps{Memories: store, Episodes: store, Index: vectors, Embedder: emb})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { engine.Close() })
-	ix, err := recall.NewIndexer(recall.IndexerDeps{Memories: store, Index: index, Embedder: emb, Engine: engine}, 0)
+	ix, err := index.New(index.Deps{Memories: store, Index: vectors, Embedder: emb, Cache: engine}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	acts := &activities.Activities{
-		Store: store, Index: index, Embedder: emb, Extractor: offline.NewExtractor(),
+		Store: store, Index: vectors, Embedder: emb, Extractor: offline.NewExtractor(),
 		Judge: merge.NewOfflineJudge(merge.OfflineOptions{}), Indexer: ix, Keywords: engine,
 		Merge: activities.MergeConfig{Threshold: merge.ThresholdFor(emb.Model()), MaxNeighbors: 5, KeywordNeighbors: 3, Lifecycle: memory.DefaultLifecycle},
 	}
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	env.RegisterActivity(acts)
-	return &fixture{acts: acts, store: store, index: index, env: env}
+	return &fixture{acts: acts, store: store, index: vectors, env: env}
 }
 
 func run[T any](t *testing.T, f *fixture, fn any, args ...any) T {

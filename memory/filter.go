@@ -50,6 +50,20 @@ func NormalizeEntity(e string) string {
 	return Normalize(strings.TrimSpace(e))
 }
 
+// NormalizeEntities normalises entities, drops empties and deduplicates.
+func NormalizeEntities(es []string) []string {
+	if len(es) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(es))
+	for _, e := range es {
+		if n := NormalizeEntity(e); n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // VectorDocOf returns the vector document of a memory version.
 func VectorDocOf(m Memory, vector []float32) VectorDoc {
 	return VectorDoc{

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/index"
 	"github.com/hindsight-memory/hindsight/llm/offline"
 	"github.com/hindsight-memory/hindsight/memory"
 )
@@ -36,19 +37,19 @@ func benchRecall(b *testing.B, n int, hybrid bool) {
 	r := rand.New(rand.NewPCG(1, uint64(n)))
 	store := memory.NewMemStore()
 	deps := Deps{Memories: store, Clock: fixedClock(base)}
-	ideps := IndexerDeps{Memories: store}
+	ideps := index.Deps{Memories: store}
 	if hybrid {
 		emb := offline.NewEmbedder(0)
-		index := memory.NewMemIndex(emb.Dim())
-		deps.Index, deps.Embedder = index, emb
-		ideps.Index, ideps.Embedder = index, emb
+		vectors := memory.NewMemIndex(emb.Dim())
+		deps.Index, deps.Embedder = vectors, emb
+		ideps.Index, ideps.Embedder = vectors, emb
 	}
 	eng, err := New(Config{NoUsage: true}, deps)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer eng.Close()
-	ix, err := NewIndexer(ideps, 0)
+	ix, err := index.New(ideps, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -257,7 +257,7 @@ func (c *tenantCache) drop(ids []string) {
 func (c *tenantCache) add(m memory.Memory) {
 	m = m.Clone()
 	doc := memory.VectorDocOf(m, nil)
-	doc.Entities = normalizeEntities(m.Entities)
+	doc.Entities = memory.NormalizeEntities(m.Entities)
 	e := &entry{mem: m, doc: doc}
 	e.ord = c.kw.add(m.ID, indexText(m))
 	for int(e.ord) >= len(c.byOrd) {
@@ -393,18 +393,4 @@ func countHint(m map[string]hintCount, value string, delta int) {
 		h.value = value
 	}
 	m[k] = h
-}
-
-// normalizeEntities normalises, drops empties and deduplicates.
-func normalizeEntities(es []string) []string {
-	if len(es) == 0 {
-		return nil
-	}
-	out := make([]string, 0, len(es))
-	for _, e := range es {
-		if n := memory.NormalizeEntity(e); n != "" && !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/index"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/metrics"
 )
@@ -63,7 +64,7 @@ func TestUsageOffTheRequestPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, _ := NewIndexer(IndexerDeps{Memories: store, Engine: eng}, 0)
+	ix, _ := index.New(index.Deps{Memories: store, Cache: eng}, 0)
 	if err := ix.Write(context.Background(), []memory.Memory{mem("acme", "m1", "etags", 0), mem("acme", "m2", "etags too", 0)}); err != nil {
 		t.Fatal(err)
 	}
@@ -198,15 +199,15 @@ func (f *fakeLLM) Chat(ctx context.Context, r memory.ChatRequest) (memory.ChatRe
 }
 
 func TestLLMQueryParsing(t *testing.T) {
-	store, index := memory.NewMemStore(), memory.NewMemIndex(64)
+	store, vectors := memory.NewMemStore(), memory.NewMemIndex(64)
 	llm := &fakeLLM{answer: `{"query":"CSV import","since":"2026-03-09","until":"2026-03-16","entities":["Importer"],"task_type":""}`}
 	emb := &wordEmbedder{dim: 64}
-	eng, err := New(Config{NoUsage: true, LLMQueryParsing: true}, Deps{Memories: store, Index: index, Embedder: emb, QueryLLM: llm, Clock: fixedClock(base)})
+	eng, err := New(Config{NoUsage: true, LLMQueryParsing: true}, Deps{Memories: store, Index: vectors, Embedder: emb, QueryLLM: llm, Clock: fixedClock(base)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	ix, _ := NewIndexer(IndexerDeps{Memories: store, Index: index, Embedder: emb, Engine: eng}, 0)
+	ix, _ := index.New(index.Deps{Memories: store, Index: vectors, Embedder: emb, Cache: eng}, 0)
 	if err := ix.Write(context.Background(), []memory.Memory{
 		mem("acme", "lastweek", "the CSV import failed", 8*24*time.Hour),
 		mem("acme", "old", "the CSV import failed", 40*24*time.Hour),

@@ -74,8 +74,8 @@ func TestFilters(t *testing.T) {
 func TestFiltersApplyToBothSources(t *testing.T) {
 	// Keyword-only and vector-only engines must filter alike.
 	store := memory.NewMemStore()
-	index := memory.NewMemIndex(64)
-	e := newEnvOver(t, Config{NoUsage: true}, store, index)
+	vectors := memory.NewMemIndex(64)
+	e := newEnvOver(t, Config{NoUsage: true}, store, vectors)
 	filterFixture(t, e)
 	kwOnly, err := New(Config{NoUsage: true}, Deps{Memories: store, Clock: fixedClock(base)})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/index"
 	"github.com/hindsight-memory/hindsight/lang"
 	"github.com/hindsight-memory/hindsight/memory"
 )
@@ -69,7 +70,7 @@ type env struct {
 	index   *memory.MemIndex
 	emb     *wordEmbedder
 	engine  *Engine
-	indexer *Indexer
+	indexer *index.Indexer
 }
 
 func newEnv(t *testing.T, cfg Config) *env {
@@ -77,16 +78,16 @@ func newEnv(t *testing.T, cfg Config) *env {
 	return newEnvOver(t, cfg, memory.NewMemStore(), memory.NewMemIndex(64))
 }
 
-func newEnvOver(t *testing.T, cfg Config, store *memory.MemStore, index *memory.MemIndex) *env {
+func newEnvOver(t *testing.T, cfg Config, store *memory.MemStore, vectors *memory.MemIndex) *env {
 	t.Helper()
-	e := &env{store: store, index: index, emb: &wordEmbedder{dim: 64}}
-	eng, err := New(cfg, Deps{Memories: store, Episodes: store, Events: store, Index: index, Embedder: e.emb, Clock: fixedClock(base)})
+	e := &env{store: store, index: vectors, emb: &wordEmbedder{dim: 64}}
+	eng, err := New(cfg, Deps{Memories: store, Episodes: store, Events: store, Index: vectors, Embedder: e.emb, Clock: fixedClock(base)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { eng.Close() })
 	e.engine = eng
-	if e.indexer, err = NewIndexer(IndexerDeps{Memories: store, Index: index, Embedder: e.emb, Engine: eng}, 0); err != nil {
+	if e.indexer, err = index.New(index.Deps{Memories: store, Index: vectors, Embedder: e.emb, Cache: eng}, 0); err != nil {
 		t.Fatal(err)
 	}
 	return e

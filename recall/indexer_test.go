@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/index"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -24,7 +25,7 @@ func TestIndexerIdempotent(t *testing.T) {
 	}
 	docs, err := e.index.List(ctx, memory.CollectionMemories, memory.VectorFilter{Tenant: "acme"}, "", 0)
 	if err != nil || len(docs) != 1 {
-		t.Fatalf("index holds %d docs, %v; want 1", len(docs), err)
+		t.Fatalf("vectors holds %d docs, %v; want 1", len(docs), err)
 	}
 	if got := ids(e.recall(t, memory.Query{Tenant: "acme", Text: "API keys"})); !slices.Equal(got, []string{"m1"}) {
 		t.Fatalf("recall after a retried write = %q", got)
@@ -99,10 +100,10 @@ func TestIndexerRemove(t *testing.T) {
 
 func TestCatchUpAcrossEngines(t *testing.T) {
 	ctx := context.Background()
-	store, index := memory.NewMemStore(), memory.NewMemIndex(64)
-	writer := newEnvOver(t, Config{NoUsage: true}, store, index)
+	store, vectors := memory.NewMemStore(), memory.NewMemIndex(64)
+	writer := newEnvOver(t, Config{NoUsage: true}, store, vectors)
 	// The reader refreshes only when told to.
-	reader := newEnvOver(t, Config{NoUsage: true, RefreshInterval: time.Hour}, store, index)
+	reader := newEnvOver(t, Config{NoUsage: true, RefreshInterval: time.Hour}, store, vectors)
 
 	first := mem("acme", "m1", "the staging database is postgres 16", time.Hour)
 	writer.write(t, first)
@@ -163,11 +164,11 @@ func TestCatchUpAcrossEngines(t *testing.T) {
 }
 
 func TestVectorHitMissingFromCacheIsFetched(t *testing.T) {
-	store, index := memory.NewMemStore(), memory.NewMemIndex(64)
-	reader := newEnvOver(t, Config{NoUsage: true, RefreshInterval: time.Hour}, store, index)
+	store, vectors := memory.NewMemStore(), memory.NewMemIndex(64)
+	reader := newEnvOver(t, Config{NoUsage: true, RefreshInterval: time.Hour}, store, vectors)
 	reader.recall(t, memory.Query{Tenant: "acme", Text: "warm up"}) // cache loaded, empty
 	// Another process writes; the reader is not told.
-	other, err := NewIndexer(IndexerDeps{Memories: store, Index: index, Embedder: &wordEmbedder{dim: 64}}, 0)
+	other, err := index.New(index.Deps{Memories: store, Index: vectors, Embedder: &wordEmbedder{dim: 64}}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,9 +233,9 @@ func (s *countingStore) Memories(ctx context.Context, f memory.MemoryFilter) ([]
 func TestVectorHitUnknownToStoreIsSkipped(t *testing.T) {
 	ctx := context.Background()
 	store := &countingStore{MemStore: memory.NewMemStore()}
-	index := memory.NewMemIndex(64)
+	vectors := memory.NewMemIndex(64)
 	emb := &wordEmbedder{dim: 64}
-	eng, err := New(Config{NoUsage: true}, Deps{Memories: store, Index: index, Embedder: emb, Clock: fixedClock(base)})
+	eng, err := New(Config{NoUsage: true}, Deps{Memories: store, Index: vectors, Embedder: emb, Clock: fixedClock(base)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +243,7 @@ func TestVectorHitUnknownToStoreIsSkipped(t *testing.T) {
 	// The index holds a document the store never had (a purge the index
 	// has not caught up with).
 	vecs, _ := emb.Embed(ctx, []string{"orphaned vector about kafka"})
-	if err := index.Upsert(ctx, memory.CollectionMemories, []memory.VectorDoc{memory.VectorDocOf(mem("acme", "ghost", "", 0), vecs[0])}); err != nil {
+	if err := vectors.Upsert(ctx, memory.CollectionMemories, []memory.VectorDoc{memory.VectorDocOf(mem("acme", "ghost", "", 0), vecs[0])}); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {

@@ -25,11 +25,11 @@ type serverStore struct{ memory.EpisodicStore }
 
 // reader is an engine on store and index that never catches up on its own
 // (RefreshInterval and MaxStaleness of an hour).
-func reader(t *testing.T, store memory.EpisodicStore, index memory.VectorIndex, clock func() time.Time) *Engine {
+func reader(t *testing.T, store memory.EpisodicStore, vectors memory.VectorIndex, clock func() time.Time) *Engine {
 	t.Helper()
 	deps := Deps{Memories: store, Episodes: store, Events: store, Clock: clock}
-	if index != nil {
-		deps.Index, deps.Embedder = index, &wordEmbedder{dim: 64}
+	if vectors != nil {
+		deps.Index, deps.Embedder = vectors, &wordEmbedder{dim: 64}
 	}
 	e, err := New(Config{NoUsage: true, RefreshInterval: time.Hour, MaxStaleness: time.Hour}, deps)
 	if err != nil {
@@ -65,9 +65,9 @@ func TestOtherProcessesChangesAreServedAtOnce(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			store, index := memory.NewMemStore(), memory.NewMemIndex(64)
-			writer := newEnvOver(t, Config{NoUsage: true}, store, index)
-			r := reader(t, wrap(store), index, fixedClock(base))
+			store, vectors := memory.NewMemStore(), memory.NewMemIndex(64)
+			writer := newEnvOver(t, Config{NoUsage: true}, store, vectors)
+			r := reader(t, wrap(store), vectors, fixedClock(base))
 
 			due := mem("acme", "due", "invoices are due on the 5th of each month", time.Hour)
 			email := mem("acme", "email", "invoices are sent by email to billing", time.Hour)
@@ -120,8 +120,8 @@ func TestOtherProcessesChangesAreServedAtOnce(t *testing.T) {
 // another process wrote meanwhile, rather than ranking from the old cache
 // and catching up in the background for the recall after.
 func TestQuietReplicaCatchesUpBeforeRanking(t *testing.T) {
-	store, index := memory.NewMemStore(), memory.NewMemIndex(64)
-	writer := newEnvOver(t, Config{NoUsage: true}, store, index)
+	store, vectors := memory.NewMemStore(), memory.NewMemIndex(64)
+	writer := newEnvOver(t, Config{NoUsage: true}, store, vectors)
 	var now atomic.Int64
 	now.Store(base.UnixNano())
 	clock := func() time.Time { return time.Unix(0, now.Load()) }

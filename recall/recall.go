@@ -74,7 +74,7 @@ func filterOf(q memory.Query) memory.VectorFilter {
 		// Whom recall acts for sees the shared space and their own; never
 		// another user's memories.
 		Tenant: q.Tenant, Scopes: memory.Visible(q.UserID, q.AgentID), Kinds: q.Kinds, TaskType: q.TaskType, Statuses: statuses,
-		MinConfidence: q.MinConfidence, Entities: normalizeEntities(q.Entities),
+		MinConfidence: q.MinConfidence, Entities: memory.NormalizeEntities(q.Entities),
 		CreatedAfter: q.Since, CreatedBefore: q.Until,
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hindsight-memory/hindsight/index"
 	"github.com/hindsight-memory/hindsight/lang"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/memory"
@@ -103,15 +104,15 @@ func TestCrossLanguageRecall(t *testing.T) {
 		}
 		t.Skipf("dictionaries not installed (%v); make dicts installs them", lexicon.Err())
 	}
-	store, index := memory.NewMemStore(), memory.NewMemIndex(64)
-	e := &env{store: store, index: index, emb: &wordEmbedder{dim: 64}}
-	eng, err := New(Config{NoUsage: true}, Deps{Memories: store, Episodes: store, Index: index, Embedder: e.emb, Lexicon: lx, Clock: fixedClock(base)})
+	store, vectors := memory.NewMemStore(), memory.NewMemIndex(64)
+	e := &env{store: store, index: vectors, emb: &wordEmbedder{dim: 64}}
+	eng, err := New(Config{NoUsage: true}, Deps{Memories: store, Episodes: store, Index: vectors, Embedder: e.emb, Lexicon: lx, Clock: fixedClock(base)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { eng.Close() })
 	e.engine = eng
-	if e.indexer, err = NewIndexer(IndexerDeps{Memories: store, Index: index, Embedder: e.emb, Engine: eng}, 0); err != nil {
+	if e.indexer, err = index.New(index.Deps{Memories: store, Index: vectors, Embedder: e.emb, Cache: eng}, 0); err != nil {
 		t.Fatal(err)
 	}
 	e.write(t,

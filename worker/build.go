@@ -13,6 +13,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/consolidate"
+	"github.com/hindsight-memory/hindsight/index"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/llm"
 	"github.com/hindsight-memory/hindsight/llm/offline"
@@ -91,7 +92,7 @@ type Runtime struct {
 	// Summarizer writes typical episodes: the LLM's, or the offline one.
 	Summarizer consolidate.Summarizer
 	Engine     *recall.Engine
-	Indexer    *recall.Indexer
+	Indexer    *index.Indexer
 	Merge      activities.MergeConfig
 	// ChDB is the embedded engine's store, when the episodic store is
 	// embedded; its Handler serves ClickHouse's HTTP interface to
@@ -224,8 +225,8 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 		return nil, err
 	}
 	rt.closers = append(rt.closers, rt.Engine.Close)
-	rt.Indexer, err = recall.NewIndexer(recall.IndexerDeps{
-		Memories: rt.Store, Index: rt.Index, Embedder: rt.Embedder, Engine: rt.Engine,
+	rt.Indexer, err = index.New(index.Deps{
+		Memories: rt.Store, Index: rt.Index, Embedder: rt.Embedder, Cache: rt.Engine,
 	}, cfg.Recall.EmbedBatch)
 	if err != nil {
 		return nil, err
@@ -303,12 +304,12 @@ func describeParts(cfg Config, rt *Runtime) []Part {
 	default:
 		store = fmt.Sprintf("%T", rt.Store)
 	}
-	index := "in memory (kept until the process stops)"
+	vectors := "in memory (kept until the process stops)"
 	switch {
 	case cfg.Milvus != nil:
-		index = "Milvus at " + cfg.Milvus.Address
+		vectors = "Milvus at " + cfg.Milvus.Address
 	case cfg.Local != nil:
-		index = "local vector index in " + cfg.Local.Dir
+		vectors = "local vector index in " + cfg.Local.Dir
 	}
 	reader := "offline: learned classifiers and the lexical judge (no LLM)"
 	if cfg.OpenAI != nil {
@@ -316,7 +317,7 @@ func describeParts(cfg Config, rt *Runtime) []Part {
 	}
 	return []Part{
 		{"episodic store", store},
-		{"vector index", index + " (generation " + rt.gens.Active().Name + ")"},
+		{"vector index", vectors + " (generation " + rt.gens.Active().Name + ")"},
 		{"embedder", rt.Embedder.Model()},
 		{"extraction and merge judge", reader},
 	}

@@ -1,7 +1,7 @@
 // Package locomo measures recall on LoCoMo (Maharana et al., "Evaluating
 // Very Long-Term Conversational Memory of LLM Agents", ACL 2024; data CC
 // BY-NC 4.0): it ingests each conversation as one memory per turn, through
-// recall.Indexer as the service does, asks every question through
+// index.Indexer as the service does, asks every question through
 // recall.Engine as the MCP recall tool does, and scores retrieval recall@k:
 // the fraction of a question's evidence turns found among the top k
 // memories, averaged per category and overall.

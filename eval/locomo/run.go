@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/index"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/llm/offline"
 	"github.com/hindsight-memory/hindsight/memory"
@@ -346,7 +347,7 @@ type runner struct {
 	store   *memory.MemStore
 	index   memory.VectorIndex
 	engine  *recall.Engine
-	indexer *recall.Indexer
+	indexer *index.Indexer
 	dia     map[string]string // memory ID → dia ID
 }
 
@@ -379,11 +380,11 @@ func newRunner(ctx context.Context, conv Conversation, opt Options, cfg recall.C
 		r.close()
 		return nil, err
 	}
-	ideps := recall.IndexerDeps{Memories: r.store, Engine: r.engine}
+	ideps := index.Deps{Memories: r.store, Cache: r.engine}
 	if r.index != nil {
 		ideps.Index, ideps.Embedder = r.index, opt.Embedder
 	}
-	if r.indexer, err = recall.NewIndexer(ideps, cfg.EmbedBatch); err != nil {
+	if r.indexer, err = index.New(ideps, cfg.EmbedBatch); err != nil {
 		r.close()
 		return nil, err
 	}

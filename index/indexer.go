@@ -1,21 +1,36 @@
-package recall
+// Package index is the write side of memory: the one path by which memory
+// versions already decided (by the ledger's planning) reach every place
+// they live: the system of record, the vector index, and the caches of
+// the readers in this process.
+package index
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
-// IndexerDeps are what an Indexer writes to.
-type IndexerDeps struct {
+// Cache is a reader's cache of current versions in this process (the
+// recall engine): the indexer tells it what it wrote, so the reader sees
+// its own process's writes at once.
+type Cache interface {
+	// Observe applies versions written in this process.
+	Observe(tenant string, ms []memory.Memory)
+	// Forget drops memories.
+	Forget(tenant string, ids []string)
+}
+
+// Deps are what an Indexer writes to.
+type Deps struct {
 	// Memories is the system of record. Required.
 	Memories memory.MemoryStore
 	// Index and Embedder are the vector side. Optional together.
 	Index    memory.VectorIndex
 	Embedder memory.Embedder
-	// Engine, when set, sees the written versions at once.
-	Engine *Engine
+	// Cache, when set, sees the written versions at once.
+	Cache Cache
 }
 
 // Indexer is the one write path for memory versions already decided by the
@@ -24,18 +39,18 @@ type IndexerDeps struct {
 // stored vector otherwise), upserts its vector document, and updates the
 // engine's keyword cache. Write is idempotent, so an activity may retry it.
 type Indexer struct {
-	deps  IndexerDeps
+	deps  Deps
 	batch int
 }
 
-// NewIndexer returns an Indexer. embedBatch bounds the texts per Embed
-// call (0 means 64).
-func NewIndexer(deps IndexerDeps, embedBatch int) (*Indexer, error) {
+// New returns an Indexer. embedBatch bounds the texts per Embed call (0
+// means 64).
+func New(deps Deps, embedBatch int) (*Indexer, error) {
 	if deps.Memories == nil {
-		return nil, memory.Invalidf("recall: indexer", "a MemoryStore is required")
+		return nil, memory.Invalidf("index: indexer", "a MemoryStore is required")
 	}
 	if (deps.Index == nil) != (deps.Embedder == nil) {
-		return nil, memory.Invalidf("recall: indexer", "give both a vector index and an embedder, or neither")
+		return nil, memory.Invalidf("index: indexer", "give both a vector index and an embedder, or neither")
 	}
 	if embedBatch <= 0 {
 		embedBatch = 64
@@ -48,7 +63,7 @@ func NewIndexer(deps IndexerDeps, embedBatch int) (*Indexer, error) {
 // memory in the batch is indexed. Invalid versions return EINVALID and
 // nothing is written.
 func (x *Indexer) Write(ctx context.Context, ms []memory.Memory) error {
-	const op = "recall: index memories"
+	const op = "index: write memories"
 	if len(ms) == 0 {
 		return nil
 	}
@@ -100,13 +115,13 @@ func (x *Indexer) Write(ctx context.Context, ms []memory.Memory) error {
 			return errorf(op, err)
 		}
 	}
-	if x.deps.Engine != nil {
+	if x.deps.Cache != nil {
 		for _, tenant := range tenants {
 			cur := make([]memory.Memory, 0, len(latest[tenant]))
 			for _, m := range latest[tenant] {
 				cur = append(cur, m)
 			}
-			x.deps.Engine.observe(tenant, cur)
+			x.deps.Cache.Observe(tenant, cur)
 		}
 	}
 	return nil
@@ -123,7 +138,7 @@ type indexPlan struct {
 // version's text equals the new one, or when the index already holds this
 // very version (a retry).
 func (x *Indexer) plan(ctx context.Context, tenant string, cur map[string]memory.Memory) (indexPlan, error) {
-	const op = "recall: index memories"
+	const op = "index: write memories"
 	ids := make([]string, 0, len(cur))
 	for id := range cur {
 		ids = append(ids, id)
@@ -149,7 +164,7 @@ func (x *Indexer) plan(ctx context.Context, tenant string, cur map[string]memory
 	for _, id := range ids {
 		m := cur[id]
 		doc := memory.VectorDocOf(m, nil)
-		doc.Entities = normalizeEntities(m.Entities)
+		doc.Entities = memory.NormalizeEntities(m.Entities)
 		old, have := vecs[id]
 		pm, stored := prev[id]
 		reuse := have && len(old.Vector) == x.deps.Embedder.Dim() &&
@@ -175,10 +190,10 @@ func (x *Indexer) embed(ctx context.Context, docs []memory.VectorDoc, need []int
 		}
 		vecs, err := x.deps.Embedder.Embed(ctx, texts)
 		if err != nil {
-			return errorf("recall: embed memories", err)
+			return errorf("index: embed memories", err)
 		}
 		if len(vecs) != len(texts) {
-			return memory.Invalidf("recall: embed memories", "embedder returned %d vectors for %d texts", len(vecs), len(texts))
+			return memory.Invalidf("index: embed memories", "embedder returned %d vectors for %d texts", len(vecs), len(texts))
 		}
 		for i, j := range part {
 			docs[j].Vector = vecs[i]
@@ -191,43 +206,18 @@ func (x *Indexer) embed(ctx context.Context, docs []memory.VectorDoc, need []int
 // (the system of record is the forget workflow's business). Unknown IDs are
 // ignored.
 func (x *Indexer) Remove(ctx context.Context, tenant string, ids []string) error {
-	if err := memory.ValidateTenant("recall: remove memories", tenant); err != nil {
+	if err := memory.ValidateTenant("index: remove memories", tenant); err != nil {
 		return err
 	}
 	if x.deps.Index != nil {
 		if err := x.deps.Index.Delete(ctx, memory.CollectionMemories, tenant, ids); err != nil {
-			return errorf("recall: remove memories", err)
+			return errorf("index: remove memories", err)
 		}
 	}
-	if x.deps.Engine != nil {
-		x.deps.Engine.forget(tenant, ids)
+	if x.deps.Cache != nil {
+		x.deps.Cache.Forget(tenant, ids)
 	}
 	return nil
 }
 
-// observe applies versions written in this process to a loaded cache. An
-// unloaded cache will read them from the store when it loads.
-func (e *Engine) observe(tenant string, ms []memory.Memory) {
-	e.mu.Lock()
-	el, ok := e.tenants[tenant]
-	e.mu.Unlock()
-	if !ok {
-		return
-	}
-	c := el.Value.(*tenantCache)
-	c.syncMu.Lock() // order with loads, so a load never overwrites newer writes with older reads
-	defer c.syncMu.Unlock()
-	if c.loaded {
-		c.applyAll(ms, true)
-	}
-}
-
-// forget drops memories from a tenant's cache.
-func (e *Engine) forget(tenant string, ids []string) {
-	e.mu.Lock()
-	el, ok := e.tenants[tenant]
-	e.mu.Unlock()
-	if ok {
-		el.Value.(*tenantCache).drop(ids)
-	}
-}
+func errorf(op string, err error) error { return fmt.Errorf("%s: %w", op, err) }
