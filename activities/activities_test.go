@@ -13,6 +13,7 @@ import (
 	"github.com/hindsight-memory/hindsight/llm/offline"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/merge"
+	"github.com/hindsight-memory/hindsight/plan"
 	"github.com/hindsight-memory/hindsight/recall"
 )
 
@@ -95,7 +96,7 @@ func TestApplyDecisionIsIdempotent(t *testing.T) {
 	// The same content from another session is an exact duplicate.
 	dup := run[memory.Decision](t, f, f.acts.PlanMerge, activities.PlanMergeInput{Tenant: "acme", RequestID: "r2", EpisodeID: "ep2", Now: now,
 		Candidate: memory.Candidate{Kind: memory.KindPreference, Content: "give report timestamps in UTC"}})
-	if dup.Verdict != memory.VerdictDuplicate || dup.Judge != merge.JudgeExact || dup.TargetID != d.After[0].ID {
+	if dup.Verdict != memory.VerdictDuplicate || dup.Judge != plan.JudgeExact || dup.TargetID != d.After[0].ID {
 		t.Fatalf("exact duplicate = %+v", dup)
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
-	"github.com/hindsight-memory/hindsight/merge"
+	"github.com/hindsight-memory/hindsight/plan"
 )
 
 // PlanChange plans a correct, feedback, release, undo or decay request against the
@@ -15,8 +15,8 @@ import (
 // the request ID, so planning again after a retry plans the same change.
 func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memory.Decision, error) {
 	r := in.Request
-	op := func(i int, key string) merge.Op {
-		return merge.Op{
+	op := func(i int, key string) plan.Op {
+		return plan.Op{
 			DecisionID: memory.DecisionID(r.Tenant, r.ID, i, key),
 			WorkflowID: r.WorkflowID, Now: in.Now, Lifecycle: a.Merge.Lifecycle,
 		}
@@ -28,7 +28,7 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 		if err != nil {
 			return nil, temporalError(err)
 		}
-		d, err := merge.PlanCorrect(op(0, m.ID), m, r.Content, r.Outdated)
+		d, err := plan.Correct(op(0, m.ID), m, r.Content, r.Outdated)
 		if err != nil {
 			return nil, temporalError(err)
 		}
@@ -38,7 +38,7 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 		if err != nil {
 			return nil, temporalError(err)
 		}
-		d, err := merge.PlanRelease(op(0, m.ID), m, r.Reason)
+		d, err := plan.Release(op(0, m.ID), m, r.Reason)
 		if err != nil {
 			return nil, temporalError(err)
 		}
@@ -49,7 +49,7 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 			if err != nil {
 				return nil, temporalError(err)
 			}
-			d, err := merge.PlanFeedback(op(i, id), m, r.Helped)
+			d, err := plan.Feedback(op(i, id), m, r.Helped)
 			if err != nil {
 				return nil, temporalError(err)
 			}
@@ -69,7 +69,7 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 		if err != nil {
 			return nil, temporalError(err)
 		}
-		d, err := merge.PlanUndo(op(0, target.ID), target, current, r.Force)
+		d, err := plan.Undo(op(0, target.ID), target, current, r.Force)
 		if err != nil {
 			return nil, temporalError(err)
 		}
@@ -98,7 +98,7 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 			return nil, temporalError(err)
 		}
 		for i, m := range ms {
-			d, err := merge.PlanDecay(op(i, m.ID+fmt.Sprint(m.Version)), m)
+			d, err := plan.Decay(op(i, m.ID+fmt.Sprint(m.Version)), m)
 			if err != nil {
 				return nil, temporalError(err)
 			}
@@ -128,9 +128,9 @@ func (a *Activities) DecayPage(ctx context.Context, in DecayPageInput) (ledger.D
 	}
 	out := ledger.DecayCounts{}
 	for _, m := range ms {
-		op := merge.Op{DecisionID: memory.DecisionID(in.Tenant, in.RequestID, 0, m.ID+"@"+fmt.Sprint(m.Version)),
+		op := plan.Op{DecisionID: memory.DecisionID(in.Tenant, in.RequestID, 0, m.ID+"@"+fmt.Sprint(m.Version)),
 			WorkflowID: in.WorkflowID, Now: in.Now, Lifecycle: a.Merge.Lifecycle}
-		d, err := merge.PlanDecay(op, m)
+		d, err := plan.Decay(op, m)
 		if err != nil {
 			return out, temporalError(err)
 		}

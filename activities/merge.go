@@ -10,6 +10,7 @@ import (
 	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/merge"
+	"github.com/hindsight-memory/hindsight/plan"
 )
 
 // PlanMerge decides what to do with one candidate memory, in the order the
@@ -30,8 +31,8 @@ func (a *Activities) PlanMerge(ctx context.Context, in PlanMergeInput) (memory.D
 		return memory.Decision{}, temporalError(err)
 	}
 
-	mi := merge.MergeInput{
-		Op:        merge.Op{DecisionID: id, WorkflowID: in.WorkflowID, Now: in.Now, Lifecycle: a.Merge.Lifecycle},
+	mi := plan.MergeInput{
+		Op:        plan.Op{DecisionID: id, WorkflowID: in.WorkflowID, Now: in.Now, Lifecycle: a.Merge.Lifecycle},
 		Tenant:    in.Tenant,
 		EpisodeID: in.EpisodeID,
 		Candidate: c,
@@ -61,11 +62,11 @@ func (a *Activities) PlanMerge(ctx context.Context, in PlanMergeInput) (memory.D
 				Reason: fmt.Sprintf("no live %s memory is similar enough (similarity ≥ %.2f) or shares enough words to judge", c.Kind, a.threshold())}
 		}
 	}
-	plan := merge.PlanMerge
+	planner := plan.Merge
 	if in.UserStated {
-		plan = merge.PlanStore
+		planner = plan.Store
 	}
-	d, err := plan(mi)
+	d, err := planner(mi)
 	return d, temporalError(err)
 }
 
@@ -176,7 +177,7 @@ func (a *Activities) ApplyDecision(ctx context.Context, d memory.Decision) (memo
 	if err != nil {
 		return memory.Decision{}, temporalError(err)
 	}
-	if err := merge.VerifyCurrent(d, current); err != nil {
+	if err := plan.VerifyCurrent(d, current); err != nil {
 		// A half-applied retry of this very decision is not a conflict.
 		if !halfApplied(d, current) {
 			return memory.Decision{}, temporalError(err)

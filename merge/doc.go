@@ -1,6 +1,6 @@
 // Package merge decides how a candidate memory joins what Hindsight already
-// knows, and plans every change to semantic memory as an auditable,
-// undoable decision.
+// knows: the judges and their evaluation. Package plan turns their
+// verdicts, and every other change, into decisions.
 //
 // Merging a candidate, as the Merge activities run it:
 //
@@ -14,7 +14,7 @@
 //     schema, PromptVersion) when a model is configured, else the
 //     deterministic OfflineJudge, which reads English and Chinese and never
 //     merges when unsure.
-//  4. Plan the change with PlanMerge, check it with VerifyCurrent against
+//  4. Plan the change with plan.Merge, check it with plan.VerifyCurrent against
 //     the current versions (the optimistic check that serialises
 //     concurrent merges into one memory), log the decision (Before, After,
 //     verdict, reason, judge, model, prompt version, workflow ID; the log
@@ -23,13 +23,6 @@
 //     activity that finds its decision ID already logged rewrites that
 //     decision's After versions (writes are idempotent) instead of judging
 //     again, since a model may answer differently the second time.
-//
-// The other changes to semantic memory are planned the same way:
-// PlanStore (memory_store), PlanCorrect (memory_correct), PlanFeedback
-// (memory_feedback), PlanDecay (the lifecycle sweep), PlanForget and
-// PlanUndo. Planners are pure functions of their inputs: no I/O, no clock,
-// no randomness, so they are safe inside retried activities and their
-// results are reproducible from the decision log.
 //
 // Conflicts reports whether two memories contradict each other by the
 // offline rules; recall uses it to flag contradictions.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/merge"
+	"github.com/hindsight-memory/hindsight/plan"
 )
 
 // A candidate from a later session contradicts a stored preference: the
@@ -24,8 +25,8 @@ func Example() {
 	j, _ := merge.NewOfflineJudge(merge.OfflineOptions{}).Judge(context.Background(), c, neighbors)
 	fmt.Println(j.Verdict, j.TargetID, "-", j.Reason)
 
-	d, _ := merge.PlanMerge(merge.MergeInput{
-		Op:     merge.Op{DecisionID: "dec_1", WorkflowID: "session-end/acme/s2", Now: now},
+	d, _ := plan.Merge(plan.MergeInput{
+		Op:     plan.Op{DecisionID: "dec_1", WorkflowID: "session-end/acme/s2", Now: now},
 		Tenant: "acme", EpisodeID: "ep_2", Candidate: c, Neighbors: neighbors, Judgement: j,
 	})
 	for _, m := range d.After {

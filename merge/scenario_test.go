@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/plan"
 )
 
 // pipeline runs the merge steps the Merge activities run, against the
@@ -25,8 +26,8 @@ func (p *pipeline) merge(ctx context.Context, episode string, now time.Time, c m
 	p.t.Helper()
 	p.n++
 	hash := memory.ContentHash(c.Kind, c.Content)
-	in := MergeInput{
-		Op:        Op{DecisionID: memory.DecisionID(tenant, "wf-"+episode, p.n, hash), WorkflowID: "wf-" + episode, Now: now},
+	in := plan.MergeInput{
+		Op:        plan.Op{DecisionID: memory.DecisionID(tenant, "wf-"+episode, p.n, hash), WorkflowID: "wf-" + episode, Now: now},
 		Tenant:    tenant,
 		EpisodeID: episode,
 		Candidate: c,
@@ -52,7 +53,7 @@ func (p *pipeline) merge(ctx context.Context, episode string, now time.Time, c m
 			p.t.Fatal(err)
 		}
 	}
-	d, err := PlanMerge(in)
+	d, err := plan.Merge(in)
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func (p *pipeline) apply(ctx context.Context, d memory.Decision) {
 			current[id] = m
 		}
 	}
-	if err := VerifyCurrent(d, current); err != nil {
+	if err := plan.VerifyCurrent(d, current); err != nil {
 		p.t.Fatal(err)
 	}
 	if err := p.store.LogDecision(ctx, d); err != nil {
@@ -157,7 +158,7 @@ func TestMergeScenario(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	u, err := PlanUndo(Op{DecisionID: "dec-undo-" + d3.ID, Now: t0.Add(10 * day)}, logged, current, false)
+	u, err := plan.Undo(plan.Op{DecisionID: "dec-undo-" + d3.ID, Now: t0.Add(10 * day)}, logged, current, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestMergeScenario(t *testing.T) {
 
 	// Stated once more, word for word: the exact-hash path, no judge.
 	d5 := p.merge(ctx, "ep_5", t0.Add(11*day), pref("reports should use UTC timestamps"))
-	if d5.Judge != JudgeExact || d5.TargetID != utc.ID || len(d5.After[0].Sources) != 3 {
+	if d5.Judge != plan.JudgeExact || d5.TargetID != utc.ID || len(d5.After[0].Sources) != 3 {
 		t.Errorf("exact duplicate: %+v", d5)
 	}
 }

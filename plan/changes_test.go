@@ -1,4 +1,4 @@
-package merge
+package plan
 
 import (
 	"reflect"
@@ -16,7 +16,7 @@ func TestPlanCorrect(t *testing.T) {
 	m := stored("mem_a", memory.KindPreference, "Reports should use UTC.", "ep_1")
 	now := t0.Add(time.Hour)
 
-	d, err := PlanCorrect(op("dec-c", now), m, "Reports should use UTC and ISO 8601 dates.", false)
+	d, err := Correct(op("dec-c", now), m, "Reports should use UTC and ISO 8601 dates.", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,12 +27,12 @@ func TestPlanCorrect(t *testing.T) {
 		t.Errorf("corrected: %+v", d)
 	}
 
-	d, err = PlanCorrect(op("dec-c", now), m, "  reports should use utc ", false)
+	d, err = Correct(op("dec-c", now), m, "  reports should use utc ", false)
 	if err != nil || len(d.After) != 0 {
 		t.Errorf("same text: want a no-op, got %d versions, err %v", len(d.After), err)
 	}
 
-	d, err = PlanCorrect(op("dec-o", now), m, "", true)
+	d, err = Correct(op("dec-o", now), m, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,20 +40,20 @@ func TestPlanCorrect(t *testing.T) {
 	if n.Status != memory.StatusSuperseded || !n.ValidTo.Equal(now) || n.Content != m.Content || n.Confidence != 0.25 {
 		t.Errorf("outdated: status %s valid_to %v confidence %v", n.Status, n.ValidTo, n.Confidence)
 	}
-	if d, _ := PlanCorrect(op("dec-o2", now), n, "", true); len(d.After) != 0 {
+	if d, _ := Correct(op("dec-o2", now), n, "", true); len(d.After) != 0 {
 		t.Error("marking an outdated memory outdated again must be a no-op")
 	}
-	if d, _ := PlanCorrect(op("dec-o", now), n, "", true); len(d.After) != 0 || !strings.Contains(d.Reason, "already wrote") {
+	if d, _ := Correct(op("dec-o", now), n, "", true); len(d.After) != 0 || !strings.Contains(d.Reason, "already wrote") {
 		t.Errorf("retry of the same decision must be a no-op: %q", d.Reason)
 	}
 
 	forgotten := m
 	forgotten.Status = memory.StatusForgotten
 	for name, call := range map[string]func() error{
-		"neither":   func() error { _, err := PlanCorrect(op("d", now), m, " ", false); return err },
-		"both":      func() error { _, err := PlanCorrect(op("d", now), m, "x", true); return err },
-		"forgotten": func() error { _, err := PlanCorrect(op("d", now), forgotten, "x", false); return err },
-		"no time":   func() error { _, err := PlanCorrect(op("d", time.Time{}), m, "x", false); return err },
+		"neither":   func() error { _, err := Correct(op("d", now), m, " ", false); return err },
+		"both":      func() error { _, err := Correct(op("d", now), m, "x", true); return err },
+		"forgotten": func() error { _, err := Correct(op("d", now), forgotten, "x", false); return err },
+		"no time":   func() error { _, err := Correct(op("d", time.Time{}), m, "x", false); return err },
 	} {
 		if err := call(); !memory.IsInvalid(err) {
 			t.Errorf("%s: err %v, want EINVALID", name, err)
@@ -66,7 +66,7 @@ func TestPlanFeedbackMovesConfidenceAndCountsAsUse(t *testing.T) {
 	m.Decay, m.DecayAnchor, m.Status = 0.28, t0, memory.StatusCold
 	now := t0.Add(3 * 24 * time.Hour)
 
-	d, err := PlanFeedback(op("dec-f1", now), m, true)
+	d, err := Feedback(op("dec-f1", now), m, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,19 +78,19 @@ func TestPlanFeedbackMovesConfidenceAndCountsAsUse(t *testing.T) {
 		t.Errorf("a use must add the boost and revive the cold memory: decay %v anchor %v status %s", n.Decay, n.DecayAnchor, n.Status)
 	}
 
-	d, err = PlanFeedback(op("dec-f2", now), n, true)
+	d, err = Feedback(op("dec-f2", now), n, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := d.After[0].Confidence; got != 0.9 {
 		t.Errorf("second success: confidence %v, want the cap 0.9", got)
 	}
-	d, _ = PlanFeedback(op("dec-f3", now), d.After[0], true)
+	d, _ = Feedback(op("dec-f3", now), d.After[0], true)
 	if got := d.After[0].Confidence; got != 0.9 {
 		t.Errorf("third success: confidence %v, must stay at the evidence cap 0.9", got)
 	}
 
-	d, err = PlanFeedback(op("dec-f4", now), m, false)
+	d, err = Feedback(op("dec-f4", now), m, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,12 +98,12 @@ func TestPlanFeedbackMovesConfidenceAndCountsAsUse(t *testing.T) {
 		t.Errorf("failure: hurt %d confidence %v, want 1 and 0.7", n.Hurt, n.Confidence)
 	}
 
-	if d, _ := PlanFeedback(op("dec-f1", now), n, true); len(d.After) != 0 {
+	if d, _ := Feedback(op("dec-f1", now), n, true); len(d.After) != 0 {
 		t.Error("feedback retried after its write must be a no-op")
 	}
 	forgotten := m
 	forgotten.Status = memory.StatusForgotten
-	if _, err := PlanFeedback(op("d", now), forgotten, true); !memory.IsInvalid(err) {
+	if _, err := Feedback(op("d", now), forgotten, true); !memory.IsInvalid(err) {
 		t.Errorf("feedback on a forgotten memory: err %v, want EINVALID", err)
 	}
 }
@@ -132,7 +132,7 @@ func TestPlanDecaySweepsNeverDrift(t *testing.T) {
 	sweeps := 0
 	for day := 0; day <= 40*7; day++ {
 		now := t0.Add(time.Duration(day) * 24 * time.Hour)
-		d, err := PlanDecay(op("dec-decay-"+now.Format("20060102"), now), cur)
+		d, err := Decay(op("dec-decay-"+now.Format("20060102"), now), cur)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,7 +147,7 @@ func TestPlanDecaySweepsNeverDrift(t *testing.T) {
 			t.Fatalf("day %d: a sweep moved the decay anchor (%v at %v)", day, cur.Decay, cur.DecayAnchor)
 		}
 		// Sweeping again at the same time changes nothing.
-		if again, _ := PlanDecay(op("dec-again", now), cur); len(again.After) != 0 {
+		if again, _ := Decay(op("dec-again", now), cur); len(again.After) != 0 {
 			t.Fatalf("day %d: second sweep planned %+v", day, again.After)
 		}
 	}
@@ -162,39 +162,22 @@ func TestPlanDecaySweepsNeverDrift(t *testing.T) {
 
 	pinned := orig
 	pinned.Pinned = true
-	if d, _ := PlanDecay(op("dec-p", t0.Add(100*week)), pinned); len(d.After) != 0 {
+	if d, _ := Decay(op("dec-p", t0.Add(100*week)), pinned); len(d.After) != 0 {
 		t.Error("a pinned memory must never decay")
 	}
 	superseded := orig
 	superseded.Status = memory.StatusSuperseded
-	if d, _ := PlanDecay(op("dec-s", t0.Add(100*week)), superseded); len(d.After) != 0 {
+	if d, _ := Decay(op("dec-s", t0.Add(100*week)), superseded); len(d.After) != 0 {
 		t.Error("a superseded memory keeps its status")
 	}
 }
 
-func TestPlanForget(t *testing.T) {
-	m := stored("mem_a", memory.KindFact, "The VPN password rotates monthly.", "ep_1")
-	now := t0.Add(time.Hour)
-	d, err := PlanForget(op("dec-x", now), m, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := d.After[0]; n.Status != memory.StatusForgotten || !n.ValidTo.Equal(now) || n.Version != 2 || d.Action != memory.ActionForget {
-		t.Errorf("forget: %+v", d)
-	}
-	if d, _ := PlanForget(op("dec-y", now), d.After[0], "again"); len(d.After) != 0 {
-		t.Error("forgetting twice must be a no-op")
-	}
-}
-
-// conflictDecision plans "UTC" superseded by "Beijing time" and returns the
-// decision with the store's current versions after writing it.
 func conflictDecision(t *testing.T) (memory.Decision, map[string]memory.Memory, memory.Memory) {
 	t.Helper()
 	old := stored("mem_a", memory.KindPreference, "Reports should use UTC timestamps.", "ep_1", "ep_2")
 	in := mergeInput(memory.Candidate{Kind: memory.KindPreference, Content: "Reports should use Beijing time (UTC+8) timestamps."},
 		"ep_3", memory.VerdictConflicts, "mem_a", old)
-	d, err := PlanMerge(in)
+	d, err := Merge(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +192,7 @@ func TestPlanUndoRestoresExactPreviousState(t *testing.T) {
 	d, current, old := conflictDecision(t)
 	newID := d.After[1].ID
 	now := t0.Add(72 * time.Hour)
-	u, err := PlanUndo(op("dec-undo", now), d, current, false)
+	u, err := Undo(op("dec-undo", now), d, current, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,12 +215,12 @@ func TestPlanUndoRestoresExactPreviousState(t *testing.T) {
 	for _, m := range u.After {
 		current[m.ID] = m
 	}
-	again, err := PlanUndo(op("dec-undo", now), d, current, false)
+	again, err := Undo(op("dec-undo", now), d, current, false)
 	if err != nil || len(again.After) != 0 {
 		t.Errorf("undo retried: %d versions, err %v; want a no-op", len(again.After), err)
 	}
 	// Undoing the undo re-applies the conflict.
-	redo, err := PlanUndo(op("dec-redo", now), u, current, false)
+	redo, err := Undo(op("dec-redo", now), u, current, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,12 +236,12 @@ func TestPlanUndoRefusesAfterLaterChange(t *testing.T) {
 	later.Version, later.DecisionID, later.Sources = 2, "dec-later", append(slices.Clone(later.Sources), "ep_4")
 	current[newID] = later
 
-	_, err := PlanUndo(op("dec-undo", t0.Add(96*time.Hour)), d, current, false)
+	_, err := Undo(op("dec-undo", t0.Add(96*time.Hour)), d, current, false)
 	if memory.ErrorCode(err) != memory.ECONFLICT || !strings.Contains(err.Error(), "dec-later") {
 		t.Fatalf("err %v, want ECONFLICT naming dec-later", err)
 	}
 
-	u, err := PlanUndo(op("dec-undo", t0.Add(96*time.Hour)), d, current, true)
+	u, err := Undo(op("dec-undo", t0.Add(96*time.Hour)), d, current, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,12 +250,12 @@ func TestPlanUndoRefusesAfterLaterChange(t *testing.T) {
 	}
 
 	delete(current, newID)
-	if _, err := PlanUndo(op("dec-undo", t0), d, current, true); !memory.IsNotFound(err) {
+	if _, err := Undo(op("dec-undo", t0), d, current, true); !memory.IsNotFound(err) {
 		t.Errorf("missing memory: err %v, want ENOTFOUND", err)
 	}
 	noop := d
 	noop.After = nil
-	if _, err := PlanUndo(op("dec-undo", t0), noop, current, false); !memory.IsInvalid(err) {
+	if _, err := Undo(op("dec-undo", t0), noop, current, false); !memory.IsInvalid(err) {
 		t.Errorf("undo of a no-op: err %v, want EINVALID", err)
 	}
 }

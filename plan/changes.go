@@ -1,4 +1,4 @@
-package merge
+package plan
 
 import (
 	"fmt"
@@ -41,7 +41,7 @@ func alreadyApplied(op Op, action memory.DecisionAction, m memory.Memory) (memor
 	return d, true
 }
 
-// PlanCorrect plans memory_correct on m, the memory's current version:
+// Correct plans memory_correct on m, the memory's current version:
 // either new content (a new version with the text replaced, its hash
 // recomputed, flagged memory.FlagUserStated) or, with outdated set, a new
 // version marked superseded with its validity ended at Now and its
@@ -50,8 +50,8 @@ func alreadyApplied(op Op, action memory.DecisionAction, m memory.Memory) (memor
 //
 // Errors: EINVALID when both or neither of content and outdated are given,
 // or when m is forgotten.
-func PlanCorrect(op Op, m memory.Memory, content string, outdated bool) (memory.Decision, error) {
-	const name = "merge: plan correct"
+func Correct(op Op, m memory.Memory, content string, outdated bool) (memory.Decision, error) {
+	const name = "plan: correct"
 	if err := op.validate(name); err != nil {
 		return memory.Decision{}, err
 	}
@@ -112,7 +112,7 @@ func PlanCorrect(op Op, m memory.Memory, content string, outdated bool) (memory.
 	return d, nil
 }
 
-// PlanFeedback plans memory_feedback on m: a task that used the memory
+// Feedback plans memory_feedback on m: a task that used the memory
 // succeeded (helped) or failed. The new version counts the outcome (Helped
 // or Hurt), which moves confidence by Lifecycle.HelpedStep or HurtStep
 // within the evidence cap, and counts as a use for decay (Lifecycle.Use),
@@ -120,8 +120,8 @@ func PlanCorrect(op Op, m memory.Memory, content string, outdated bool) (memory.
 // their status.
 //
 // Errors: EINVALID when m is forgotten.
-func PlanFeedback(op Op, m memory.Memory, helped bool) (memory.Decision, error) {
-	const name = "merge: plan feedback"
+func Feedback(op Op, m memory.Memory, helped bool) (memory.Decision, error) {
+	const name = "plan: feedback"
 	if err := op.validate(name); err != nil {
 		return memory.Decision{}, err
 	}
@@ -153,15 +153,15 @@ func PlanFeedback(op Op, m memory.Memory, helped bool) (memory.Decision, error) 
 	return d, nil
 }
 
-// PlanDecay plans the lifecycle sweep for m at op.Now: its status becomes
+// Decay plans the lifecycle sweep for m at op.Now: its status becomes
 // Lifecycle.StatusAt (live, cold below ColdBelow, archived below
 // ArchiveBelow; pinned memories stay live; superseded and forgotten ones
 // keep theirs). The new version keeps Decay and DecayAnchor as they were:
 // the effective score is always computed from those timestamps, so sweeps
 // that run twice, late or never agree. When the status does not change the
 // decision is a no-op.
-func PlanDecay(op Op, m memory.Memory) (memory.Decision, error) {
-	const name = "merge: plan decay"
+func Decay(op Op, m memory.Memory) (memory.Decision, error) {
+	const name = "plan: decay"
 	if err := op.validate(name); err != nil {
 		return memory.Decision{}, err
 	}
@@ -184,38 +184,7 @@ func PlanDecay(op Op, m memory.Memory) (memory.Decision, error) {
 	return d, nil
 }
 
-// PlanForget plans a soft forget of m: a new version with status forgotten
-// and its validity ended, kept in the history as a tombstone (recall never
-// returns it). Removing the rows for good is the Forget workflow's purge.
-// Forgetting a forgotten memory is a no-op.
-func PlanForget(op Op, m memory.Memory, reason string) (memory.Decision, error) {
-	const name = "merge: plan forget"
-	if err := op.validate(name); err != nil {
-		return memory.Decision{}, err
-	}
-	if err := validateMemory(name, m); err != nil {
-		return memory.Decision{}, err
-	}
-	d := memoryDecision(op, memory.ActionForget, m)
-	if m.Status == memory.StatusForgotten {
-		d.Reason = fmt.Sprintf("no change: %s is already forgotten", m.ID)
-		return d, nil
-	}
-	reason = strings.TrimSpace(reason)
-	if reason == "" {
-		reason = "forgotten on request"
-	}
-	n := nextVersion(m, op, reason)
-	n.Status = memory.StatusForgotten
-	if n.ValidTo.IsZero() {
-		n.ValidTo = op.Now
-	}
-	d.Reason = reason
-	d.Before, d.After = []memory.Memory{m}, []memory.Memory{n}
-	return d, nil
-}
-
-// PlanUndo plans undoing decision d. current holds the current version of
+// Undo plans undoing decision d. current holds the current version of
 // every memory d wrote (d.After), keyed by ID.
 //
 // Each memory d changed gets a new version (current version + 1) whose
@@ -233,8 +202,8 @@ func PlanForget(op Op, m memory.Memory, reason string) (memory.Decision, error) 
 //
 // Errors: EINVALID when d changed nothing; ENOTFOUND when a memory d wrote
 // is missing from current (purged since).
-func PlanUndo(op Op, d memory.Decision, current map[string]memory.Memory, force bool) (memory.Decision, error) {
-	const name = "merge: plan undo"
+func Undo(op Op, d memory.Decision, current map[string]memory.Memory, force bool) (memory.Decision, error) {
+	const name = "plan: undo"
 	if err := op.validate(name); err != nil {
 		return memory.Decision{}, err
 	}
@@ -312,14 +281,14 @@ func orUnknown(s string) string {
 	return s
 }
 
-// PlanRelease plans a person's release of m from quarantine: a new
+// Release plans a person's release of m from quarantine: a new
 // version, live (or cold or archived by its decay), flagged
 // memory.FlagReleased, with why in its reason. Undoing the decision puts
 // it back in quarantine.
 //
 // Errors: EINVALID when m is not quarantined.
-func PlanRelease(op Op, m memory.Memory, why string) (memory.Decision, error) {
-	const name = "merge: plan release"
+func Release(op Op, m memory.Memory, why string) (memory.Decision, error) {
+	const name = "plan: release"
 	if err := op.validate(name); err != nil {
 		return memory.Decision{}, err
 	}

@@ -1,4 +1,4 @@
-package merge
+package plan
 
 import (
 	"fmt"
@@ -62,7 +62,7 @@ func (o Op) validate(op string) error {
 	return nil
 }
 
-// MergeInput is everything PlanMerge needs to apply a verdict to one
+// MergeInput is everything Merge needs to apply a verdict to one
 // candidate memory.
 type MergeInput struct {
 	Op
@@ -71,7 +71,7 @@ type MergeInput struct {
 	// memories stated directly (memory_store).
 	EpisodeID string
 	Candidate memory.Candidate
-	// Flags are extra trust flags for the candidate (PlanStore adds
+	// Flags are extra trust flags for the candidate (Store adds
 	// memory.FlagUserStated); memory.FlagInstructionLike is added by the
 	// planner when the text reads like an instruction.
 	Flags []string
@@ -87,7 +87,7 @@ type MergeInput struct {
 	Judgement memory.Judgement
 }
 
-// PlanMerge applies a merge verdict:
+// Merge applies a merge verdict:
 //
 //   - duplicate: a new version of the target that adds the candidate's
 //     episode to its sources (and its evidence, entities, flags), counts as
@@ -106,16 +106,16 @@ type MergeInput struct {
 //
 // Errors: EINVALID for a missing tenant, decision ID or time, an invalid
 // candidate or verdict, or a target that is not among the neighbours.
-func PlanMerge(in MergeInput) (memory.Decision, error) {
-	return planMerge("merge: plan merge", memory.ActionMerge, in)
+func Merge(in MergeInput) (memory.Decision, error) {
+	return planMerge("plan: merge", memory.ActionMerge, in)
 }
 
-// PlanStore plans memory_store: a memory stated directly by an agent or a
-// user. It is PlanMerge with the memory.FlagUserStated flag and the store
+// Store plans memory_store: a memory stated directly by an agent or a
+// user. It is Merge with the memory.FlagUserStated flag and the store
 // action; a statement that duplicates a known memory adds the flag to it.
-func PlanStore(in MergeInput) (memory.Decision, error) {
+func Store(in MergeInput) (memory.Decision, error) {
 	in.Flags = appendUnique(in.Flags, memory.FlagUserStated)
-	return planMerge("merge: plan store", memory.ActionStore, in)
+	return planMerge("plan: store", memory.ActionStore, in)
 }
 
 func planMerge(op string, action memory.DecisionAction, in MergeInput) (memory.Decision, error) {
