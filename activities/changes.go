@@ -3,7 +3,6 @@ package activities
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
@@ -223,11 +222,11 @@ func (a *Activities) ForgetMemories(ctx context.Context, r ledger.Request) (ledg
 			}
 		case ok:
 			purge, unindex = append(purge, id), append(unindex, id)
-			tombstones = append(tombstones, Tombstone(m, now))
+			tombstones = append(tombstones, plan.Tombstone(m, now))
 			receipt.Memories = append(receipt.Memories, id)
 		case hasVector:
 			unindex = append(unindex, id)
-			tombstones = append(tombstones, Tombstone(memory.Memory{ID: id, Tenant: r.Tenant, Scope: v.Scope, Kind: v.Kind}, now))
+			tombstones = append(tombstones, plan.Tombstone(memory.Memory{ID: id, Tenant: r.Tenant, Scope: v.Scope, Kind: v.Kind}, now))
 			receipt.Memories = append(receipt.Memories, id)
 		case len(r.MemoryIDs) == 1 && !r.All && len(r.Rebuild) == 0:
 			// One memory, named by a caller: say it does not exist.
@@ -264,14 +263,4 @@ func (a *Activities) ForgetMemories(ctx context.Context, r ledger.Request) (ledg
 		receipt.Vectors += n
 	}
 	return receipt, nil
-}
-
-// Tombstone is what remains of a forgotten memory: its ID, tenant and kind,
-// a version after its last, and no text.
-func Tombstone(m memory.Memory, now time.Time) memory.Memory {
-	return memory.Memory{
-		ID: m.ID, Tenant: m.Tenant, Version: m.Version + 1, Scope: m.Scope, Kind: m.Kind,
-		Status: memory.StatusForgotten, Reason: "forgotten", ValidTo: now,
-		CreatedAt: m.CreatedAt, UpdatedAt: now,
-	}
 }

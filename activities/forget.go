@@ -11,6 +11,7 @@ import (
 	"github.com/hindsight-memory/hindsight/consolidate"
 	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/plan"
 )
 
 // allEpisodes are the statuses an episode can have: forgetting reads them all.
@@ -177,46 +178,28 @@ func (a *Activities) deleteAllVectors(ctx context.Context, c memory.Collection, 
 }
 
 // planDropSources plans a new version of m without the forgotten source
-// episodes and without the evidence events that came from them; its
-// confidence is recomputed from the evidence that remains.
+// episodes (plan.DropSources), reading the events of the sources that
+// remain, whose evidence survives.
 func (a *Activities) planDropSources(ctx context.Context, id string, m memory.Memory, drop []string, now time.Time) (memory.Decision, error) {
-	d := memory.Decision{ID: id, Tenant: m.Tenant, Action: memory.ActionForget, TargetID: m.ID, CreatedAt: now}
-	if m.DecisionID == id {
-		d.Reason = "no change: already rebuilt"
-		return d, nil
-	}
-	keep := slices.DeleteFunc(slices.Clone(m.Sources), func(s string) bool { return slices.Contains(drop, s) })
-	if len(keep) == len(m.Sources) {
-		d.Reason = fmt.Sprintf("no change: %s has none of the forgotten sources", m.ID)
-		return d, nil
-	}
-	// Evidence survives only if it is an event of a remaining source's session.
+	op := plan.Op{DecisionID: id, Now: now, Lifecycle: a.lifecycle()}
+	keep := plan.RemainingSources(m, drop)
 	var events []string
-	if len(m.Evidence) > 0 && len(keep) > 0 {
+	if m.DecisionID != id && len(keep) < len(m.Sources) && len(m.Evidence) > 0 && len(keep) > 0 {
 		eps, err := a.Store.Episodes(ctx, memory.EpisodeFilter{Tenant: m.Tenant, IDs: keep, Statuses: allEpisodes})
 		if err != nil {
-			return d, err
+			return memory.Decision{}, err
 		}
 		for _, ep := range eps {
 			evs, err := a.Store.SessionEvents(ctx, m.Tenant, ep.SessionID)
 			if err != nil {
-				return d, err
+				return memory.Decision{}, err
 			}
 			for _, e := range evs {
 				events = append(events, e.ID)
 			}
 		}
 	}
-	n := m
-	n.Sources = keep
-	n.Evidence = slices.DeleteFunc(slices.Clone(m.Evidence), func(e string) bool { return !slices.Contains(events, e) })
-	n.Version, n.UpdatedAt, n.DecisionID = m.Version+1, now, id
-	n.Reason = fmt.Sprintf("forgot %d source episode(s); %d remain", len(m.Sources)-len(keep), len(keep))
-	n.RecallCount, n.LastRecalledAt = 0, time.Time{}
-	n.Confidence = a.lifecycle().Confidence(n)
-	d.Reason = n.Reason
-	d.Before, d.After = []memory.Memory{m}, []memory.Memory{n}
-	return d, nil
+	return plan.DropSources(op, m, drop, events)
 }
 
 func (a *Activities) lifecycle() memory.Lifecycle {
