@@ -7,7 +7,6 @@ import (
 
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/memory"
-	"github.com/hindsight-memory/hindsight/metrics"
 )
 
 // Weights are the rerank weights. A result's final score is
@@ -288,10 +287,26 @@ type Deps struct {
 	// The rule runs on every pair of results, so it must be cheap.
 	Conflicts func(a, b memory.Memory) (bool, string)
 	// Clock is "now" for recency and for time expressions (time.Now).
-	Clock   func() time.Time
-	Logger  *slog.Logger
-	Metrics *metrics.Metrics
+	Clock  func() time.Time
+	Logger *slog.Logger
+	// Metrics receives recall latencies and failures (a *metrics.Metrics);
+	// nil reports nothing.
+	Metrics Metrics
 }
+
+// Metrics is what recall reports.
+type Metrics interface {
+	ObserveRecall(took time.Duration, results int)
+	RecallFailed(err error)
+	UsageDropped(n int)
+}
+
+// noMetrics reports nothing.
+type noMetrics struct{}
+
+func (noMetrics) ObserveRecall(time.Duration, int) {}
+func (noMetrics) RecallFailed(error)               {}
+func (noMetrics) UsageDropped(int)                 {}
 
 func (d Deps) validate() error {
 	const op = "recall: deps"
@@ -307,6 +322,9 @@ func (d Deps) validate() error {
 func (d Deps) withDefaults() Deps {
 	if d.Clock == nil {
 		d.Clock = time.Now
+	}
+	if d.Metrics == nil {
+		d.Metrics = noMetrics{}
 	}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)

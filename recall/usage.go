@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/hindsight-memory/hindsight/memory"
-	"github.com/hindsight-memory/hindsight/metrics"
 )
 
 // usageBatch bounds the uses written by one RecordUsage call.
@@ -21,7 +20,7 @@ type usageRecorder struct {
 	queue   chan memory.Usage
 	flushes chan chan struct{}
 	log     *slog.Logger
-	metrics *metrics.Metrics
+	metrics Metrics
 
 	// mu orders record against close: once closed, uses are dropped
 	// rather than sent on the closed queue.
@@ -31,7 +30,7 @@ type usageRecorder struct {
 	done      chan struct{}
 }
 
-func newUsageRecorder(store memory.MemoryStore, size int, log *slog.Logger, m *metrics.Metrics) *usageRecorder {
+func newUsageRecorder(store memory.MemoryStore, size int, log *slog.Logger, m Metrics) *usageRecorder {
 	r := &usageRecorder{
 		store: store, queue: make(chan memory.Usage, size), flushes: make(chan chan struct{}),
 		log: log, metrics: m, done: make(chan struct{}),
