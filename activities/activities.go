@@ -43,10 +43,6 @@ type Activities struct {
 	Summarizer consolidate.Summarizer
 	// Generations are the vector index generations (reindexing).
 	Generations Generations
-	// OnConsolidate, when set, is called before each cluster a batch
-	// consolidates: an observation point for progress (and for tests that
-	// stop a worker mid-consolidation).
-	OnConsolidate func(ctx context.Context, b ConsolidationBatch, cluster int) error
 	// Temporal and TaskQueue are used to hand requests to a tenant's ledger
 	// workflow.
 	Temporal  client.Client

@@ -155,11 +155,6 @@ func (a *Activities) ConsolidateBatch(ctx context.Context, b ConsolidationBatch)
 			activity.RecordHeartbeat(ctx, i+1)
 			continue
 		}
-		if a.OnConsolidate != nil {
-			if err := a.OnConsolidate(ctx, b, i); err != nil {
-				return res, err
-			}
-		}
 		if err := a.consolidateCluster(ctx, b, members, items, cl); err != nil {
 			return res, err
 		}

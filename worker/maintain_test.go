@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/consolidate"
 	"github.com/hindsight-memory/hindsight/internal/histories"
 	"github.com/hindsight-memory/hindsight/memory"
@@ -60,8 +59,25 @@ func oldEpisodes(tenant string, now time.Time) []memory.Episode {
 }
 
 type clusterCall struct {
-	batch   string
-	cluster int
+	batch   string // task type
+	summary string // the typical episode's ID: the cluster
+}
+
+// watchedSummarizer is the offline summarizer with a hook that sees each
+// cluster as its consolidation starts, and may stop it.
+type watchedSummarizer struct {
+	on func(ctx context.Context, c clusterCall) error
+}
+
+func (w watchedSummarizer) Summarize(ctx context.Context, tenant string, members []memory.Episode, now time.Time) (consolidate.Summary, error) {
+	ids := make([]string, len(members))
+	for i, m := range members {
+		ids[i] = m.ID
+	}
+	if err := w.on(ctx, clusterCall{members[0].TaskType, consolidate.SummaryID(tenant, ids)}); err != nil {
+		return consolidate.Summary{}, err
+	}
+	return consolidate.Offline{}.Summarize(ctx, tenant, members, now)
 }
 
 // TestConsolidateSurvivesWorkerCrash stops the worker in the middle of a
@@ -126,29 +142,32 @@ func TestConsolidateSurvivesWorkerCrash(t *testing.T) {
 	stuck := make(chan struct{})
 	var once sync.Once
 	var batches []string // in the order they started
-	crashed := func(ctx context.Context, b activities.ConsolidationBatch, cluster int) error {
+	inBatch := map[string]int{}
+	crashed := func(ctx context.Context, c clusterCall) error {
 		mu.Lock()
-		calls = append(calls, clusterCall{b.TaskType, cluster})
-		if !slices.Contains(batches, b.TaskType) {
-			batches = append(batches, b.TaskType)
+		calls = append(calls, c)
+		if !slices.Contains(batches, c.batch) {
+			batches = append(batches, c.batch)
 		}
-		second := len(batches) == 2 && b.TaskType == batches[1]
+		inBatch[c.batch]++
+		second := len(batches) == 2 && c.batch == batches[1]
+		n := inBatch[c.batch]
 		mu.Unlock()
-		if second && cluster == 1 {
+		if second && n == 2 {
 			once.Do(func() { close(stuck) })
 			<-ctx.Done() // the worker dies here
 			return ctx.Err()
 		}
 		return nil
 	}
-	record := func(ctx context.Context, b activities.ConsolidationBatch, cluster int) error {
+	record := func(ctx context.Context, c clusterCall) error {
 		mu.Lock()
 		defer mu.Unlock()
-		calls = append(calls, clusterCall{b.TaskType, cluster})
+		calls = append(calls, c)
 		return nil
 	}
 	actsA := rt.Activities(tc, taskQueue)
-	actsA.OnConsolidate = crashed
+	actsA.Summarizer = watchedSummarizer{crashed}
 	wA := worker.NewWorker(tc, taskQueue, actsA, nil)
 	if err := wA.Start(); err != nil {
 		t.Fatal(err)
@@ -169,7 +188,7 @@ func TestConsolidateSurvivesWorkerCrash(t *testing.T) {
 	mu.Unlock()
 
 	actsB := rt.Activities(tc, taskQueue)
-	actsB.OnConsolidate = record
+	actsB.Summarizer = watchedSummarizer{record}
 	wB := worker.NewWorker(tc, taskQueue, actsB, nil)
 	if err := wB.Start(); err != nil {
 		t.Fatal(err)
@@ -241,7 +260,7 @@ func TestConsolidateSurvivesWorkerCrash(t *testing.T) {
 	for _, c := range after {
 		for _, d := range before[:len(before)-1] {
 			if c == d {
-				t.Fatalf("cluster %d of %s, finished before the crash, was consolidated again", c.cluster, c.batch)
+				t.Fatalf("cluster %s of %s, finished before the crash, was consolidated again", c.summary, c.batch)
 			}
 		}
 	}

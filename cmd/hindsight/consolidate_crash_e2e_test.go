@@ -67,18 +67,18 @@ func devRuntime(t *testing.T, dataDir string) *worker.Runtime {
 }
 
 type startedCluster struct {
-	batch   string
-	cluster int
+	batch   string // task type
+	summary string // the cluster's typical episode
 }
 
-// clustersStarted reads "consolidating TYPE N" lines until stop says so
+// clustersStarted reads "consolidating TYPE SUMMARY" lines until stop says so
 // or the process's output ends.
 func clustersStarted(t *testing.T, p *devProcess, stop func([]startedCluster) bool) []startedCluster {
 	t.Helper()
 	var out []startedCluster
 	for line := range p.lines {
 		var c startedCluster
-		if _, err := fmt.Sscanf(line, "consolidating %s %d", &c.batch, &c.cluster); err != nil {
+		if _, err := fmt.Sscanf(line, "consolidating %s %s", &c.batch, &c.summary); err != nil {
 			continue
 		}
 		out = append(out, c)
@@ -208,7 +208,7 @@ func TestConsolidationSurvivesKill9(t *testing.T) {
 	// Finished work was not redone; the interrupted cluster was.
 	for _, c := range after {
 		if slices.Contains(finished, c) {
-			t.Errorf("cluster %d of %s, finished before the kill, was consolidated again", c.cluster, c.batch)
+			t.Errorf("cluster %s of %s, finished before the kill, was consolidated again", c.summary, c.batch)
 		}
 	}
 	if len(after) == 0 || after[0] != interrupted {

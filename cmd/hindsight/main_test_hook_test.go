@@ -8,8 +8,11 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/consolidate"
+	"github.com/hindsight-memory/hindsight/memory"
 )
 
 // TestMain lets a test run the hindsight binary as a child process: the
@@ -17,8 +20,9 @@ import (
 // command line (JSON), and runs it instead of the tests.
 //
 // With HINDSIGHT_TEST_CONSOLIDATE_BLOCK=N as well, the child prints
-// "consolidating TASK_TYPE CLUSTER" as each cluster's consolidation starts
-// and, at the N-th (from 1; 0 never), blocks until it is killed.
+// "consolidating TASK_TYPE SUMMARY_ID" as each cluster's consolidation
+// starts (its typical episode is summarised) and, at the N-th (from 1; 0
+// never), blocks until it is killed.
 func TestMain(m *testing.M) {
 	if raw := os.Getenv("HINDSIGHT_TEST_ARGS"); raw != "" {
 		var args []string
@@ -32,16 +36,29 @@ func TestMain(m *testing.M) {
 			}
 			var started atomic.Int32
 			adjustActivities = func(a *activities.Activities) {
-				a.OnConsolidate = func(ctx context.Context, b activities.ConsolidationBatch, cluster int) error {
-					fmt.Fprintf(os.Stdout, "consolidating %s %d\n", b.TaskType, cluster)
+				a.Summarizer = announcingSummarizer{func(taskType, summary string) {
+					fmt.Fprintf(os.Stdout, "consolidating %s %s\n", taskType, summary)
 					if int(started.Add(1)) == blockAt {
 						select {} // until SIGKILL
 					}
-					return nil
-				}
+				}}
 			}
 		}
 		os.Exit(run(context.Background(), args, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
+}
+
+// announcingSummarizer is the offline summarizer, announcing each cluster.
+type announcingSummarizer struct {
+	announce func(taskType, summary string)
+}
+
+func (s announcingSummarizer) Summarize(ctx context.Context, tenant string, members []memory.Episode, now time.Time) (consolidate.Summary, error) {
+	ids := make([]string, len(members))
+	for i, m := range members {
+		ids[i] = m.ID
+	}
+	s.announce(members[0].TaskType, consolidate.SummaryID(tenant, ids))
+	return consolidate.Offline{}.Summarize(ctx, tenant, members, now)
 }
