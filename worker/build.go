@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"path/filepath"
+	"strconv"
 	"strings"
 
 	"go.temporal.io/sdk/client"
@@ -25,6 +27,7 @@ import (
 	"github.com/hindsight-memory/hindsight/redact"
 	"github.com/hindsight-memory/hindsight/store/clickhouse"
 	"github.com/hindsight-memory/hindsight/store/clickhouse/chdb"
+	"github.com/hindsight-memory/hindsight/store/generation"
 	"github.com/hindsight-memory/hindsight/store/local"
 	"github.com/hindsight-memory/hindsight/store/milvus"
 )
@@ -50,7 +53,7 @@ type Config struct {
 	Store memory.EpisodicStore
 
 	// Milvus or Local is the vector index; each generation (see
-	// GenerationName) gets its own collections or directory under it.
+	// generation.Name) gets its own collections or directory under it.
 	Milvus *milvus.Config
 	Local  *local.Config
 
@@ -101,7 +104,7 @@ type Runtime struct {
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
 
-	gens    *generations
+	gens    *generation.Set
 	parts   []Part
 	closers []func() error
 	stop    context.CancelFunc
@@ -196,15 +199,22 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 		rt.closers = append(rt.closers, rt.Store.Close)
 	}
 
-	if rt.gens, err = openGenerations(ctx, cfg, rt.Store, rt.Embedder, log); err != nil {
+	rt.gens, err = generation.Open(ctx, generation.Config{
+		Store: rt.Store, Embedder: rt.Embedder, Logger: log,
+		OpenIndex: func(ctx context.Context, name string, dim int) (memory.VectorIndex, error) {
+			return openIndex(ctx, cfg, name, dim, log)
+		},
+		EmbedderFor: func(model string) (memory.Embedder, error) { return embedderFor(model, cfg.OpenAI) },
+	})
+	if err != nil {
 		return nil, err
 	}
-	rt.closers = append(rt.closers, rt.gens.close)
-	rt.Index, rt.Embedder = genIndex{g: rt.gens}, embedderView{rt.gens}
-	rt.gens.poll(ctx) // announce at once what this process reads
+	rt.closers = append(rt.closers, rt.gens.Close)
+	rt.Index, rt.Embedder = rt.gens.Index(), rt.gens.Embedder()
+	rt.gens.Poll(ctx) // announce at once what this process reads
 	watchCtx, stop := context.WithCancel(context.Background())
 	rt.stop = stop
-	go rt.gens.watch(watchCtx)
+	go rt.gens.Watch(watchCtx)
 
 	if cfg.Recall.VectorShare == 0 && strings.HasPrefix(rt.Embedder.Model(), "offline-") {
 		// A lexical embedder repeats BM25's matches without its weighting
@@ -332,4 +342,53 @@ func clickhouseAddr(c clickhouse.Config) string {
 		return "(a DSN)"
 	}
 	return strings.Join(c.Addr, ", ")
+}
+
+// embedderFor rebuilds the embedder of a recorded generation from its
+// model string: the offline embedder ("offline-ngram-v1-d384"), or an
+// OpenAI-compatible model ("openai:text-embedding-3-small@1536") on the
+// configured endpoint.
+func embedderFor(model string, oc *openai.Config) (memory.Embedder, error) {
+	if rest, ok := strings.CutPrefix(model, "offline-ngram-v1-d"); ok {
+		dim, err := strconv.Atoi(rest)
+		if err != nil {
+			return nil, fmt.Errorf("generation model %q: bad dimension", model)
+		}
+		e := offline.NewEmbedder(dim)
+		if e.Model() != model {
+			return nil, fmt.Errorf("generation model %q is not this build's offline embedder %q", model, e.Model())
+		}
+		return e, nil
+	}
+	if rest, ok := strings.CutPrefix(model, "openai:"); ok {
+		name, dimText, found := strings.Cut(rest, "@")
+		dim, err := strconv.Atoi(dimText)
+		if !found || err != nil {
+			return nil, fmt.Errorf("generation model %q: want openai:<model>@<dim>", model)
+		}
+		if oc == nil {
+			return nil, fmt.Errorf("generation model %q needs OPENAI_BASE_URL", model)
+		}
+		c := *oc
+		c.EmbeddingModel, c.EmbeddingDim = name, dim
+		return openai.New(c)
+	}
+	return nil, fmt.Errorf("generation model %q is not one this build can embed with", model)
+}
+
+// openIndex opens one generation of the configured vector index.
+func openIndex(ctx context.Context, cfg Config, name string, dim int, log *slog.Logger) (memory.VectorIndex, error) {
+	switch {
+	case cfg.Milvus != nil:
+		mc := *cfg.Milvus
+		mc.Dim = dim
+		mc.CollectionPrefix = cmp.Or(mc.CollectionPrefix, "hindsight") + "_" + name
+		return milvus.Open(ctx, mc)
+	case cfg.Local != nil:
+		lc := *cfg.Local
+		lc.Dim = dim
+		lc.Dir = filepath.Join(lc.Dir, name)
+		return local.Open(lc)
+	}
+	return memory.NewMemIndex(dim), nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/internal/histories"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/store/generation"
 	"github.com/hindsight-memory/hindsight/store/local"
 	"github.com/hindsight-memory/hindsight/worker"
 	"github.com/hindsight-memory/hindsight/workflows"
@@ -143,7 +144,7 @@ func TestReindexSwitchesWithoutDowntime(t *testing.T) {
 	if a, n := rt.Generation(); a != next || n != "" {
 		t.Fatalf("generations after the reindex = %q → %q, want %q active", a, n, next)
 	}
-	if rec, _ := store.Setting(ctx, worker.SettingGeneration); !strings.Contains(rec, `"name":"`+next+`"`) {
+	if rec, _ := store.Setting(ctx, generation.Setting); !strings.Contains(rec, `"name":"`+next+`"`) {
 		t.Fatalf("recorded generation = %s, want %s", rec, next)
 	}
 	if rep.Tenants != 2 || rep.Reindexed < 2*len(contents) {
@@ -176,7 +177,7 @@ type blindStore struct {
 }
 
 func (s blindStore) Setting(ctx context.Context, key string) (string, error) {
-	if key == worker.SettingGeneration && s.blind.Load() {
+	if key == generation.Setting && s.blind.Load() {
 		return "", errors.New("settings unreadable from this host")
 	}
 	return s.MemStore.Setting(ctx, key)

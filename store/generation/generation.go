@@ -1,4 +1,7 @@
-package worker
+// Package generation keeps the vector index in generations and serves the
+// one recall reads as a memory.VectorIndex (and its embedder as a
+// memory.Embedder): a decorator that a switch repoints at once.
+package generation
 
 import (
 	"cmp"
@@ -10,19 +13,13 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/hindsight-memory/hindsight/llm/offline"
-	"github.com/hindsight-memory/hindsight/llm/openai"
 	"github.com/hindsight-memory/hindsight/memory"
-	"github.com/hindsight-memory/hindsight/store/local"
-	"github.com/hindsight-memory/hindsight/store/milvus"
 )
 
 // Vector index generations.
@@ -30,7 +27,7 @@ import (
 // A generation is one vector index built by one embedding model at one
 // dimension: its collections (Milvus) or directory (the local index) are
 // named after it. The store records which generation recall reads
-// (SettingGeneration), so every process agrees. When the configured
+// (Setting), so every process agrees. When the configured
 // embedder differs from that generation's, a process keeps reading the
 // recorded generation with the embedder it was built by, and opens the
 // configured one as the next generation; the Reindex workflow fills the
@@ -43,11 +40,11 @@ import (
 // (AwaitSwitch), and fails loudly, naming the processes, if some do not in
 // time.
 
-// SettingGeneration is the setting that names the generation recall reads.
-const SettingGeneration = "vector.generation"
+// Setting is the setting that names the generation recall reads.
+const Setting = "vector.generation"
 
-// GenerationPoll is how often a process checks the recorded generation.
-const GenerationPoll = 5 * time.Second
+// PollInterval is how often a process checks the recorded generation.
+const PollInterval = 5 * time.Second
 
 const (
 	// readerPrefix starts the key of each process's reader record.
@@ -89,49 +86,17 @@ type generationRecord struct {
 
 var nonName = regexp.MustCompile(`[^a-z0-9]+`)
 
-// GenerationName is the name of the generation an embedding model builds:
+// Name is the name of the generation an embedding model builds:
 // its model string (which includes the dimension) folded to letters,
 // digits and '_', so it can name a Milvus collection or a directory.
-func GenerationName(model string) string {
+func Name(model string) string {
 	return strings.Trim(nonName.ReplaceAllString(strings.ToLower(model), "_"), "_")
 }
 
-// embedderFor rebuilds the embedder of a recorded generation from its
-// model string: the offline embedder ("offline-ngram-v1-d384"), or an
-// OpenAI-compatible model ("openai:text-embedding-3-small@1536") on the
-// configured endpoint.
-func embedderFor(model string, oc *openai.Config) (memory.Embedder, error) {
-	if rest, ok := strings.CutPrefix(model, "offline-ngram-v1-d"); ok {
-		dim, err := strconv.Atoi(rest)
-		if err != nil {
-			return nil, fmt.Errorf("generation model %q: bad dimension", model)
-		}
-		e := offline.NewEmbedder(dim)
-		if e.Model() != model {
-			return nil, fmt.Errorf("generation model %q is not this build's offline embedder %q", model, e.Model())
-		}
-		return e, nil
-	}
-	if rest, ok := strings.CutPrefix(model, "openai:"); ok {
-		name, dimText, found := strings.Cut(rest, "@")
-		dim, err := strconv.Atoi(dimText)
-		if !found || err != nil {
-			return nil, fmt.Errorf("generation model %q: want openai:<model>@<dim>", model)
-		}
-		if oc == nil {
-			return nil, fmt.Errorf("generation model %q needs OPENAI_BASE_URL", model)
-		}
-		c := *oc
-		c.EmbeddingModel, c.EmbeddingDim = name, dim
-		return openai.New(c)
-	}
-	return nil, fmt.Errorf("generation model %q is not one this build can embed with", model)
-}
-
-// generations holds the generation recall reads and, during a reindex,
+// Set holds the generation recall reads and, during a reindex,
 // the next one. Reads and writes go through the views (Index, Embedder),
 // which a switch repoints at once.
-type generations struct {
+type Set struct {
 	mu     sync.RWMutex
 	active *Generation
 	next   *Generation
@@ -148,14 +113,14 @@ type generations struct {
 }
 
 // Active returns the generation recall reads.
-func (g *generations) Active() *Generation {
+func (g *Set) Active() *Generation {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	return g.active
 }
 
 // Next returns the generation a reindex fills, if one is pending.
-func (g *generations) Next() (*Generation, bool) {
+func (g *Set) Next() (*Generation, bool) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	return g.next, g.next != nil
@@ -163,7 +128,7 @@ func (g *generations) Next() (*Generation, bool) {
 
 // Activate records the next generation as the one recall reads, and
 // switches this process to it. Other processes follow at their next poll.
-func (g *generations) Activate(ctx context.Context, name string) error {
+func (g *Set) Activate(ctx context.Context, name string) error {
 	g.mu.RLock()
 	next := g.next
 	g.mu.RUnlock()
@@ -174,7 +139,7 @@ func (g *generations) Activate(ctx context.Context, name string) error {
 		return memory.Invalidf("activate generation", "generation %s is not the next generation of this process", name)
 	}
 	rec, _ := json.Marshal(generationRecord{Name: next.Name, Model: next.Model, Dim: next.Embedder.Dim()})
-	if err := g.store.PutSetting(ctx, SettingGeneration, string(rec)); err != nil {
+	if err := g.store.PutSetting(ctx, Setting, string(rec)); err != nil {
 		return err
 	}
 	g.switchTo(name)
@@ -183,7 +148,7 @@ func (g *generations) Activate(ctx context.Context, name string) error {
 
 // switchTo makes the next generation active and closes the old one, once
 // no call on it is in flight (the views hold the read lock while calling).
-func (g *generations) switchTo(name string) {
+func (g *Set) switchTo(name string) {
 	g.mu.Lock()
 	if g.next == nil || g.next.Name != name {
 		g.mu.Unlock()
@@ -201,10 +166,10 @@ func (g *generations) switchTo(name string) {
 	g.announce(ctx, nil, false)
 }
 
-// watch polls the recorded generation until ctx ends, follows a switch
+// Watch polls the recorded generation until ctx ends, follows a switch
 // another process made, and keeps this process's reader record current.
-func (g *generations) watch(ctx context.Context) {
-	t := time.NewTicker(GenerationPoll)
+func (g *Set) Watch(ctx context.Context) {
+	t := time.NewTicker(PollInterval)
 	defer t.Stop()
 	for {
 		select {
@@ -212,18 +177,18 @@ func (g *generations) watch(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		g.poll(ctx)
+		g.Poll(ctx)
 	}
 }
 
-// poll follows the recorded generation, if this process has a next one,
+// Poll follows the recorded generation, if this process has a next one,
 // and announces what it reads. A failed poll is logged and announced (a
 // reindex waiting for this process says why it has not switched), and
 // retried at the next tick.
-func (g *generations) poll(ctx context.Context) {
+func (g *Set) Poll(ctx context.Context) {
 	var failure error
 	if _, pending := g.Next(); pending {
-		raw, err := g.store.Setting(ctx, SettingGeneration)
+		raw, err := g.store.Setting(ctx, Setting)
 		var rec generationRecord
 		switch {
 		case err != nil:
@@ -242,7 +207,7 @@ func (g *generations) poll(ctx context.Context) {
 
 // announce writes this process's reader record when what it reads or its
 // poll's failure changed, and at least every readerBeat.
-func (g *generations) announce(ctx context.Context, failure error, closed bool) {
+func (g *Set) announce(ctx context.Context, failure error, closed bool) {
 	g.announcing.Lock()
 	defer g.announcing.Unlock()
 	msg := ""
@@ -251,7 +216,7 @@ func (g *generations) announce(ctx context.Context, failure error, closed bool) 
 	}
 	if msg != g.pollErr {
 		if msg != "" {
-			g.log.Warn("vector index generation poll failed; retrying every "+GenerationPoll.String(), "error", msg)
+			g.log.Warn("vector index generation poll failed; retrying every "+PollInterval.String(), "error", msg)
 		} else {
 			g.log.Info("vector index generation poll recovered")
 		}
@@ -298,14 +263,14 @@ func (e *SwitchLagError) Error() string {
 // record moves; one whose beat stands still for two readerBeats, whose
 // record is older than readerExpiry, or that closed, is gone and not
 // waited for. Only this process's clock measures the waiting.
-func (g *generations) AwaitSwitch(ctx context.Context, name string, timeout time.Duration) error {
+func (g *Set) AwaitSwitch(ctx context.Context, name string, timeout time.Duration) error {
 	start := time.Now()
 	type watched struct {
 		beat  uint64
 		moved time.Time
 	}
 	beats := map[string]watched{}
-	tick := time.NewTicker(GenerationPoll / 5)
+	tick := time.NewTicker(PollInterval / 5)
 	defer tick.Stop()
 	for {
 		recs, err := g.store.Settings(ctx, readerPrefix)
@@ -323,7 +288,7 @@ func (g *generations) AwaitSwitch(ctx context.Context, name string, timeout time
 					w = watched{beat: r.Beat, moved: now}
 					beats[p] = w
 				}
-				gone := r.Closed || time.Since(r.Seen) > readerExpiry || now.Sub(w.moved) > 2*readerBeat+GenerationPoll
+				gone := r.Closed || time.Since(r.Seen) > readerExpiry || now.Sub(w.moved) > 2*readerBeat+PollInterval
 				if r.Generation != name && !gone {
 					lagging[p] = r
 				}
@@ -345,7 +310,8 @@ func (g *generations) AwaitSwitch(ctx context.Context, name string, timeout time
 	}
 }
 
-func (g *generations) close() error {
+// Close closes the open generations.
+func (g *Set) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	g.announce(ctx, nil, true) // best effort: a process that cannot is gone after two beats
 	cancel()
@@ -364,7 +330,7 @@ func (g *generations) close() error {
 }
 
 // embedderView is the embedder of the active generation.
-type embedderView struct{ g *generations }
+type embedderView struct{ g *Set }
 
 var _ memory.Embedder = embedderView{}
 
@@ -375,14 +341,33 @@ func (v embedderView) Embed(ctx context.Context, texts []string) ([][]float32, e
 func (v embedderView) Dim() int      { return v.g.Active().Embedder.Dim() }
 func (v embedderView) Model() string { return v.g.Active().Embedder.Model() }
 
-// openGenerations opens the generation the store records (with the
-// embedder that built it) and, when the configured embedder is another
-// one, the configured generation as the next. On a fresh store the
-// configured generation is recorded and used.
-func openGenerations(ctx context.Context, cfg Config, store memory.EpisodicStore, emb memory.Embedder, log *slog.Logger) (*generations, error) {
-	g := &generations{store: store, log: log, process: processName()}
-	target := &Generation{Name: GenerationName(emb.Model()), Model: emb.Model(), Embedder: emb}
-	raw, err := store.Setting(ctx, SettingGeneration)
+// Config is what Open needs.
+type Config struct {
+	// Store keeps the recorded generation and the reader records.
+	Store memory.EpisodicStore
+	// Embedder is the configured embedder: its generation is the target.
+	Embedder memory.Embedder
+	// OpenIndex opens the vector index of generation name at dim.
+	OpenIndex func(ctx context.Context, name string, dim int) (memory.VectorIndex, error)
+	// EmbedderFor rebuilds the embedder of a recorded generation from its
+	// model string.
+	EmbedderFor func(model string) (memory.Embedder, error)
+	Logger      *slog.Logger
+}
+
+// Open opens the generation the store records (with the embedder that
+// built it) and, when the configured embedder is another one, the
+// configured generation as the next. On a fresh store the configured
+// generation is recorded and used. It announces at once what this process
+// reads; Watch keeps following.
+func Open(ctx context.Context, cfg Config) (*Set, error) {
+	store, emb, log := cfg.Store, cfg.Embedder, cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	g := &Set{store: store, log: log, process: processName()}
+	target := &Generation{Name: Name(emb.Model()), Model: emb.Model(), Embedder: emb}
+	raw, err := store.Setting(ctx, Setting)
 	if err != nil {
 		return nil, fmt.Errorf("read the vector index generation: %w", err)
 	}
@@ -393,30 +378,30 @@ func openGenerations(ctx context.Context, cfg Config, store memory.EpisodicStore
 		}
 	}
 	if rec.Name == "" || rec.Name == target.Name {
-		if target.Index, err = openIndex(ctx, cfg, target.Name, emb.Dim(), log); err != nil {
+		if target.Index, err = cfg.OpenIndex(ctx, target.Name, emb.Dim()); err != nil {
 			return nil, err
 		}
 		g.active = target
 		if rec.Name == "" {
 			raw, _ := json.Marshal(generationRecord{Name: target.Name, Model: target.Model, Dim: emb.Dim()})
-			if err := store.PutSetting(ctx, SettingGeneration, string(raw)); err != nil {
+			if err := store.PutSetting(ctx, Setting, string(raw)); err != nil {
 				target.Index.Close()
 				return nil, err
 			}
 		}
 		return g, nil
 	}
-	old, err := embedderFor(rec.Model, cfg.OpenAI)
+	old, err := cfg.EmbedderFor(rec.Model)
 	if err != nil {
 		// The old generation cannot serve without its embedder: use the
 		// configured one at once; a reindex fills it.
 		log.Warn("the recorded vector index generation cannot be used; switching to the configured one, which the Reindex workflow fills",
 			"recorded", rec.Name, "configured", target.Name, "error", err)
-		if target.Index, err = openIndex(ctx, cfg, target.Name, emb.Dim(), log); err != nil {
+		if target.Index, err = cfg.OpenIndex(ctx, target.Name, emb.Dim()); err != nil {
 			return nil, err
 		}
 		raw, _ := json.Marshal(generationRecord{Name: target.Name, Model: target.Model, Dim: emb.Dim()})
-		if err := store.PutSetting(ctx, SettingGeneration, string(raw)); err != nil {
+		if err := store.PutSetting(ctx, Setting, string(raw)); err != nil {
 			target.Index.Close()
 			return nil, err
 		}
@@ -424,10 +409,10 @@ func openGenerations(ctx context.Context, cfg Config, store memory.EpisodicStore
 		return g, nil
 	}
 	active := &Generation{Name: rec.Name, Model: rec.Model, Embedder: old}
-	if active.Index, err = openIndex(ctx, cfg, active.Name, old.Dim(), log); err != nil {
+	if active.Index, err = cfg.OpenIndex(ctx, active.Name, old.Dim()); err != nil {
 		return nil, err
 	}
-	if target.Index, err = openIndex(ctx, cfg, target.Name, emb.Dim(), log); err != nil {
+	if target.Index, err = cfg.OpenIndex(ctx, target.Name, emb.Dim()); err != nil {
 		active.Index.Close()
 		return nil, err
 	}
@@ -437,26 +422,9 @@ func openGenerations(ctx context.Context, cfg Config, store memory.EpisodicStore
 	return g, nil
 }
 
-// openIndex opens one generation of the configured vector index.
-func openIndex(ctx context.Context, cfg Config, name string, dim int, log *slog.Logger) (memory.VectorIndex, error) {
-	switch {
-	case cfg.Milvus != nil:
-		mc := *cfg.Milvus
-		mc.Dim = dim
-		mc.CollectionPrefix = cmp.Or(mc.CollectionPrefix, "hindsight") + "_" + name
-		return milvus.Open(ctx, mc)
-	case cfg.Local != nil:
-		lc := *cfg.Local
-		lc.Dim = dim
-		lc.Dir = filepath.Join(lc.Dir, name)
-		return local.Open(lc)
-	}
-	return memory.NewMemIndex(dim), nil
-}
-
 // Target implements activities.Generations: the next generation during a
 // switch, else the active one.
-func (g *generations) Target() (string, memory.VectorIndex, memory.Embedder) {
+func (g *Set) Target() (string, memory.VectorIndex, memory.Embedder) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	t := g.active
@@ -471,7 +439,7 @@ func (g *generations) Target() (string, memory.VectorIndex, memory.Embedder) {
 // that a switch repoints it at once. Calls hold the read lock, so a switch
 // waits for them before it closes the old index.
 type genIndex struct {
-	g    *generations
+	g    *Set
 	name string
 }
 
@@ -541,3 +509,9 @@ func processName() string {
 	rand.Read(b[:])
 	return fmt.Sprintf("%s-%d-%s", cmp.Or(host, "host"), os.Getpid(), hex.EncodeToString(b[:]))
 }
+
+// Index is the active generation's index, whichever it is at each call.
+func (g *Set) Index() memory.VectorIndex { return genIndex{g: g} }
+
+// Embedder is the active generation's embedder.
+func (g *Set) Embedder() memory.Embedder { return embedderView{g} }
