@@ -11,7 +11,7 @@ import (
 )
 
 // Generations gives the reindex activities the vector index generations
-// of this worker (worker.Runtime).
+// of this worker (app.Runtime).
 type Generations interface {
 	// Target is the generation a reindex fills: the next one during a
 	// change of embedding model, else the active one.

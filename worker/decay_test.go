@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/hindsight-memory/hindsight/app"
 	"github.com/hindsight-memory/hindsight/internal/histories"
 	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
@@ -25,7 +26,7 @@ import (
 func TestDecaySweep(t *testing.T) {
 	ctx := context.Background()
 	tc := startTemporal(t)
-	rt, err := worker.Build(ctx, worker.Config{MemoryStore: true})
+	rt, err := app.Build(ctx, app.Config{MemoryStore: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func largestPayload(t *testing.T, tc client.Client, workflowID string) int {
 func TestDecayOfManyMemories(t *testing.T) {
 	ctx := context.Background()
 	tc := startTemporal(t)
-	rt, err := worker.Build(ctx, worker.Config{MemoryStore: true})
+	rt, err := app.Build(ctx, app.Config{MemoryStore: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestDecaySweepSkipsAStuckTenant(t *testing.T) {
 	tc := startTemporal(t)
 	store := stalledStore{MemStore: memory.NewMemStore(), tenant: "stuck", release: make(chan struct{})}
 	defer close(store.release)
-	rt, err := worker.Build(ctx, worker.Config{Store: store})
+	rt, err := app.Build(ctx, app.Config{Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}

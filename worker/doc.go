@@ -1,6 +1,5 @@
-// Package worker assembles Hindsight from configuration: it builds each
-// adapter (episodic store, vector index, embedder, LLM, extractor, judge,
-// recall engine) behind its domain interface, and registers the workflows
-// and activities on a Temporal worker. cmd/hindsight reads flags and
-// environment into Config; nothing here does.
+// Package worker runs Hindsight's Temporal worker: it registers the
+// workflows and activities, with the interceptors that heartbeat running
+// activities and count workflows, and applies the maintenance schedules.
+// Package app builds what it runs.
 package worker

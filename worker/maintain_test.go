@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/hindsight-memory/hindsight/app"
 	"github.com/hindsight-memory/hindsight/consolidate"
 	"github.com/hindsight-memory/hindsight/internal/histories"
 	"github.com/hindsight-memory/hindsight/memory"
@@ -87,7 +88,7 @@ func (w watchedSummarizer) Summarize(ctx context.Context, tenant string, members
 func TestConsolidateSurvivesWorkerCrash(t *testing.T) {
 	ctx := context.Background()
 	tc := startTemporal(t)
-	rt, err := worker.Build(ctx, worker.Config{MemoryStore: true})
+	rt, err := app.Build(ctx, app.Config{MemoryStore: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,8 @@
 package worker
 
 import (
-	"context"
-	"fmt"
 	"time"
 
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
@@ -51,24 +48,4 @@ func NewWorker(c client.Client, taskQueue string, a *activities.Activities, m *m
 // which may be nil, and heartbeats for running activities.
 func Interceptors(m *metrics.Metrics) []interceptor.WorkerInterceptor {
 	return []interceptor.WorkerInterceptor{&workflowMetrics{m: m}, &heartbeats{}}
-}
-
-// StartReindex starts the Reindex workflow into the runtime's next vector
-// index generation, when its embedder changed; a running reindex into the
-// same generation is joined. It returns the generation, or "" when none
-// is pending.
-func StartReindex(ctx context.Context, c client.Client, taskQueue string, rt *Runtime) (string, error) {
-	_, next := rt.Generation()
-	if next == "" {
-		return "", nil
-	}
-	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: workflows.ReindexWorkflowID(next), TaskQueue: taskQueue,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
-	}, workflows.Reindex, workflows.ReindexInput{Generation: next})
-	if err != nil {
-		return "", fmt.Errorf("start reindex into %s: %w", next, err)
-	}
-	return next, nil
 }

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/app"
 	"github.com/hindsight-memory/hindsight/internal/histories"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/store/generation"
@@ -46,7 +47,7 @@ func TestReindexSwitchesWithoutDowntime(t *testing.T) {
 		"Install openpyxl==3.1.2 before reading xlsx", "Render Chinese charts with the SimHei font"}
 
 	// Generation 1: the offline embedder at 64 dimensions.
-	old, err := worker.Build(ctx, worker.Config{Store: store, EmbedDim: 64, Local: &local.Config{Dir: vectors}})
+	old, err := app.Build(ctx, app.Config{Store: store, EmbedDim: 64, Local: &local.Config{Dir: vectors}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestReindexSwitchesWithoutDowntime(t *testing.T) {
 	old.Close()
 
 	// The embedder changes to 96 dimensions.
-	rt, err := worker.Build(ctx, worker.Config{Store: store, EmbedDim: 96, Local: &local.Config{Dir: vectors}})
+	rt, err := app.Build(ctx, app.Config{Store: store, EmbedDim: 96, Local: &local.Config{Dir: vectors}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestReindexSwitchesWithoutDowntime(t *testing.T) {
 		}
 	}()
 
-	gen, err := worker.StartReindex(ctx, tc, "reindex-test", rt)
+	gen, err := app.StartReindex(ctx, tc, "reindex-test", rt)
 	if err != nil || gen != next {
 		t.Fatalf("StartReindex = %q, %v", gen, err)
 	}
@@ -159,7 +160,7 @@ func TestReindexSwitchesWithoutDowntime(t *testing.T) {
 	}
 	// A restart reads the recorded generation directly.
 	rt.Close()
-	again, err := worker.Build(ctx, worker.Config{Store: store, EmbedDim: 96, Local: &local.Config{Dir: vectors}})
+	again, err := app.Build(ctx, app.Config{Store: store, EmbedDim: 96, Local: &local.Config{Dir: vectors}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestReindexWaitsForEveryProcess(t *testing.T) {
 	vectors := t.TempDir()
 	now := time.Now().UTC()
 
-	old, err := worker.Build(ctx, worker.Config{Store: store, EmbedDim: 64, Local: &local.Config{Dir: vectors}})
+	old, err := app.Build(ctx, app.Config{Store: store, EmbedDim: 64, Local: &local.Config{Dir: vectors}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,13 +206,13 @@ func TestReindexWaitsForEveryProcess(t *testing.T) {
 	oldGen, _ := old.Generation()
 	old.Close()
 
-	a, err := worker.Build(ctx, worker.Config{Store: store, EmbedDim: 96, Local: &local.Config{Dir: vectors}})
+	a, err := app.Build(ctx, app.Config{Store: store, EmbedDim: 96, Local: &local.Config{Dir: vectors}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
 	blind := &atomic.Bool{}
-	b, err := worker.Build(ctx, worker.Config{Store: blindStore{store, blind}, EmbedDim: 96, Local: &local.Config{Dir: t.TempDir()}})
+	b, err := app.Build(ctx, app.Config{Store: blindStore{store, blind}, EmbedDim: 96, Local: &local.Config{Dir: t.TempDir()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/app"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/llm/openai"
 	"github.com/hindsight-memory/hindsight/memory"
@@ -17,7 +18,6 @@ import (
 	"github.com/hindsight-memory/hindsight/store/clickhouse/chdb"
 	"github.com/hindsight-memory/hindsight/store/local"
 	"github.com/hindsight-memory/hindsight/store/milvus"
-	"github.com/hindsight-memory/hindsight/worker"
 	"github.com/hindsight-memory/hindsight/workflows"
 )
 
@@ -113,8 +113,8 @@ func (s *stackFlags) logger() (*slog.Logger, error) {
 // workerConfig reads the adapters' configuration from the environment:
 // servers when their addresses are set, the embedded engines under dataDir
 // otherwise.
-func (s *stackFlags) workerConfig(log *slog.Logger) (worker.Config, error) {
-	var cfg worker.Config
+func (s *stackFlags) workerConfig(log *slog.Logger) (app.Config, error) {
+	var cfg app.Config
 	cfg.Logger = log
 	scfg, err := serviceConfig(s)
 	if err != nil {

@@ -12,10 +12,10 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/hindsight-memory/hindsight/app"
 	"github.com/hindsight-memory/hindsight/consolidate"
 	"github.com/hindsight-memory/hindsight/devserver"
 	"github.com/hindsight-memory/hindsight/memory"
-	"github.com/hindsight-memory/hindsight/worker"
 	"github.com/hindsight-memory/hindsight/workflows"
 )
 
@@ -49,7 +49,7 @@ func agedEpisodes(tenant string, now time.Time) []memory.Episode {
 
 // devRuntime opens the stores `hindsight dev` keeps in dataDir, while no
 // dev process runs on it.
-func devRuntime(t *testing.T, dataDir string) *worker.Runtime {
+func devRuntime(t *testing.T, dataDir string) *app.Runtime {
 	t.Helper()
 	t.Setenv("CLICKHOUSE_ADDR", "")
 	t.Setenv("MILVUS_ADDR", "")
@@ -59,7 +59,7 @@ func devRuntime(t *testing.T, dataDir string) *worker.Runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := worker.Build(context.Background(), cfg)
+	rt, err := app.Build(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/app"
 	"github.com/hindsight-memory/hindsight/devserver"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/metrics"
@@ -73,7 +74,7 @@ type devStack struct {
 	dataDir  string
 	temporal *devserver.Server
 	client   client.Client
-	runtime  *worker.Runtime
+	runtime  *app.Runtime
 	worker   sdkworker.Worker
 	service  *service.Service
 	http     *httpServer
@@ -139,7 +140,7 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 		return nil, err
 	}
 	wc.Metrics = m
-	st.runtime, err = worker.Build(ctx, wc)
+	st.runtime, err = app.Build(ctx, wc)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +158,7 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 	if err := applySchedules(ctx, st.client, o.stack.taskQueue); err != nil {
 		return nil, fmt.Errorf("schedules: %w", err)
 	}
-	if gen, err := worker.StartReindex(ctx, st.client, o.stack.taskQueue, st.runtime); err != nil {
+	if gen, err := app.StartReindex(ctx, st.client, o.stack.taskQueue, st.runtime); err != nil {
 		return nil, err
 	} else if gen != "" {
 		log.Info("the embedding model changed: reindexing in the background", "generation", gen)

@@ -13,6 +13,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/hindsight-memory/hindsight/app"
 	"github.com/hindsight-memory/hindsight/eval/locomo"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/ledger"
@@ -23,7 +24,6 @@ import (
 	"github.com/hindsight-memory/hindsight/service"
 	"github.com/hindsight-memory/hindsight/store/clickhouse"
 	"github.com/hindsight-memory/hindsight/store/clickhouse/chdb"
-	"github.com/hindsight-memory/hindsight/worker"
 )
 
 // openClickHouse opens the episodic log for an operator command: the
@@ -165,7 +165,7 @@ func models() (memory.Embedder, memory.LLM, error) {
 	}
 	dim := wc.EmbedDim
 	if dim == 0 {
-		dim = worker.DefaultEmbedDim
+		dim = app.DefaultEmbedDim
 	}
 	if wc.OpenAI == nil {
 		return offline.NewEmbedder(dim), nil, nil

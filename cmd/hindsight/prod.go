@@ -10,6 +10,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/hindsight-memory/hindsight/app"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/metrics"
 	"github.com/hindsight-memory/hindsight/service"
@@ -78,7 +79,7 @@ which only one process can own. It serves /healthz, /readyz and /metrics on
 	if err := applySchedules(ctx, tc, s.taskQueue); err != nil {
 		return fmt.Errorf("schedules: %w", err)
 	}
-	if gen, err := worker.StartReindex(ctx, tc, s.taskQueue, rt); err != nil {
+	if gen, err := app.StartReindex(ctx, tc, s.taskQueue, rt); err != nil {
 		return err
 	} else if gen != "" {
 		log.Info("the embedding model changed: reindexing in the background", "generation", gen)
@@ -182,7 +183,7 @@ dev server's memory.`, append(stackEnvs, "HINDSIGHT_URL", "HINDSIGHT_TOKEN")...)
 // with every adapter, and the metrics they report to.
 type services struct {
 	temporal client.Client
-	runtime  *worker.Runtime
+	runtime  *app.Runtime
 	metrics  *metrics.Metrics
 }
 
@@ -200,7 +201,7 @@ func connectServices(ctx context.Context, s *stackFlags, t *temporalFlags, log *
 		return nil, err
 	}
 	wc.Metrics = m
-	rt, err := worker.Build(ctx, wc)
+	rt, err := app.Build(ctx, wc)
 	if err != nil {
 		tc.Close()
 		return nil, err

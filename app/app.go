@@ -1,4 +1,10 @@
-package worker
+// Package app is the composition root: it assembles Hindsight from
+// configuration, building each adapter (episodic store, vector index and
+// its generations, embedder, LLM, extractor, judge, recall engine, the
+// write path) behind its domain interface, for every process: the worker,
+// the MCP server and the CLI. cmd/hindsight reads flags and environment
+// into Config; nothing here does.
+package app
 
 import (
 	"cmp"
@@ -11,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/hindsight-memory/hindsight/activities"
@@ -30,6 +37,7 @@ import (
 	"github.com/hindsight-memory/hindsight/store/generation"
 	"github.com/hindsight-memory/hindsight/store/local"
 	"github.com/hindsight-memory/hindsight/store/milvus"
+	"github.com/hindsight-memory/hindsight/workflows"
 )
 
 // DefaultEmbedDim is the offline embedder's dimension.
@@ -391,4 +399,24 @@ func openIndex(ctx context.Context, cfg Config, name string, dim int, log *slog.
 		return local.Open(lc)
 	}
 	return memory.NewMemIndex(dim), nil
+}
+
+// StartReindex starts the Reindex workflow into the runtime's next vector
+// index generation, when its embedder changed; a running reindex into the
+// same generation is joined. It returns the generation, or "" when none
+// is pending.
+func StartReindex(ctx context.Context, c client.Client, taskQueue string, rt *Runtime) (string, error) {
+	_, next := rt.Generation()
+	if next == "" {
+		return "", nil
+	}
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: workflows.ReindexWorkflowID(next), TaskQueue: taskQueue,
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+	}, workflows.Reindex, workflows.ReindexInput{Generation: next})
+	if err != nil {
+		return "", fmt.Errorf("start reindex into %s: %w", next, err)
+	}
+	return next, nil
 }
