@@ -1,17 +1,100 @@
 package activities
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/merge"
 	"github.com/hindsight-memory/hindsight/plan"
 )
+
+// MergeRequestsInput asks to merge the candidates of consecutive merge and
+// store requests of one tenant's ledger, in order.
+type MergeRequestsInput struct {
+	Requests []ledger.Request `json:"requests"`
+	Now      time.Time        `json:"now"`
+}
+
+// MergeRequests merges the candidates of several merge and store requests
+// in one activity: for each candidate in arrival order, it plans the merge
+// against the current state (which includes every decision applied before
+// it, in this batch too) and applies it, as the ledger would one request,
+// one candidate, at a time; so the decisions are the ones it would make one
+// by one. A retry after a crash applies nothing twice: a candidate whose
+// decision is logged already gets that decision back (PlanMerge, then
+// ApplyDecision, look it up first). A request that fails for good (invalid
+// input, a conflict that persists) gets its error reply and the others go
+// on; any other failure fails the activity, which is retried.
+func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) ([]ledger.Reply, error) {
+	replies := make([]ledger.Reply, 0, len(in.Requests))
+	for _, req := range in.Requests {
+		reply := ledger.Reply{RequestID: req.ID}
+		if err := req.Validate(); err != nil {
+			replies = append(replies, reply.Failed(memory.ErrorCode(err), memory.CallerMessage(err)))
+			continue
+		}
+		for i, c := range req.Candidates {
+			if req.Op == ledger.OpMerge {
+				c = ledger.ClipCandidate(c)
+			}
+			d, err := a.mergeOne(ctx, PlanMergeInput{
+				Tenant: req.Tenant, RequestID: req.ID, Index: i, EpisodeID: req.EpisodeID,
+				WorkflowID: req.WorkflowID, Candidate: c, UserStated: req.Op == ledger.OpStore, Now: in.Now,
+			})
+			if err != nil {
+				code, msg, final := failure(err)
+				if !final {
+					return nil, err // transient: retry the batch
+				}
+				reply = reply.Failed(code, msg)
+				break
+			}
+			reply.Decisions = append(reply.Decisions, d)
+		}
+		replies = append(replies, ledger.Bound(reply))
+	}
+	return replies, nil
+}
+
+// failure says whether err is final (a non-retryable application error,
+// which temporalError makes of every domain error), with its code and
+// message for the reply.
+func failure(err error) (code, message string, final bool) {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.NonRetryable() {
+		return cmp.Or(appErr.Type(), memory.EINTERNAL), appErr.Message(), true
+	}
+	return "", "", false
+}
+
+// mergeOne plans one candidate and applies the plan; if the state moved in
+// between (ECONFLICT), it plans once more.
+func (a *Activities) mergeOne(ctx context.Context, in PlanMergeInput) (memory.Decision, error) {
+	var err error
+	for range 2 {
+		var d memory.Decision
+		if d, err = a.PlanMerge(ctx, in); err != nil {
+			return d, err
+		}
+		var applied memory.Decision
+		if applied, err = a.ApplyDecision(ctx, d); err == nil {
+			return applied, nil
+		}
+		if memory.ErrorCode(err) != memory.ECONFLICT {
+			return d, err
+		}
+	}
+	return memory.Decision{}, err
+}
 
 // PlanMerge decides what to do with one candidate memory, in the order the
 // design asks for: normalise; exact-duplicate check on the content hash (no

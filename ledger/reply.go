@@ -22,6 +22,34 @@ type Reply struct {
 	Repeat bool `json:"repeat,omitempty"`
 }
 
+// Failed is the reply of a request that failed for good: no decisions,
+// the error's code (memory.EINTERNAL if none) and message.
+func (r Reply) Failed(code, message string) Reply {
+	r.Decisions = nil
+	if code == "" {
+		code = memory.EINTERNAL
+	}
+	r.Code, r.Error = code, message
+	return r
+}
+
+// Bound is the reply a request gets: its decisions without the states
+// before and the neighbours considered, which the decision log keeps, so
+// that it stays well under Temporal's payload limit (a request has at most
+// MaxCandidatesPerRequest decisions).
+func Bound(r Reply) Reply {
+	if len(r.Decisions) == 0 {
+		return r
+	}
+	out := r
+	out.Decisions = make([]memory.Decision, len(r.Decisions))
+	for i, d := range r.Decisions {
+		d.Before, d.Neighbors = nil, nil
+		out.Decisions[i] = d
+	}
+	return out
+}
+
 // DecayCounts counts the memories a decay sweep (or one page of it)
 // moved, by new status. Next is the cursor of the page after ("" at the
 // end).

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -124,16 +125,31 @@ func MemoryLedger(ctx workflow.Context, st ledger.State) error {
 			}
 			continue
 		}
-		req := l.state.Pending[0]
-		l.state.Pending = l.state.Pending[1:]
-		reply := boundReply(applyRequest(ctx, req))
-		l.finish(reply)
-		processed++
-		if req.ReplyTo != "" {
-			err := workflow.SignalExternalWorkflow(ctx, req.ReplyTo, "", ledger.SignalReply, reply).Get(ctx, nil)
-			if err != nil {
-				// The requester is gone; its reply stays in Recent for a rerun.
-				logger.Warn("ledger reply not delivered", "request", req.ID, "to", req.ReplyTo, "error", err)
+		var batch []ledger.Request
+		var replies []ledger.Reply
+		if merges := l.takeMerges(); len(merges) > 0 &&
+			workflow.GetVersion(ctx, "merge-batched", workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+			batch, replies = merges, mergeBatch(ctx, merges)
+		} else {
+			if len(merges) > 0 { // a ledger begun before batching: one at a time
+				l.state.Pending = append(merges, l.state.Pending...)
+			}
+			req := l.state.Pending[0]
+			l.state.Pending = l.state.Pending[1:]
+			batch, replies = []ledger.Request{req}, []ledger.Reply{ledger.Bound(applyRequest(ctx, req))}
+		}
+		var sent []workflow.Future
+		for i, req := range batch {
+			l.finish(replies[i])
+			processed++
+			if req.ReplyTo != "" {
+				sent = append(sent, workflow.SignalExternalWorkflow(ctx, req.ReplyTo, "", ledger.SignalReply, replies[i]))
+			}
+		}
+		for _, f := range sent {
+			if err := f.Get(ctx, nil); err != nil {
+				// The requester is gone; its reply stays carried for a rerun.
+				logger.Warn("ledger reply not delivered", "error", err)
 			}
 		}
 	}
@@ -144,6 +160,48 @@ type ledgerRun struct {
 	state ledger.State
 	done  map[string]ledger.Reply
 	order []string // request IDs in done, oldest first
+}
+
+// takeMerges removes from the head of the queue the merge and store
+// requests that wait there, in order, up to MaxCandidatesPerRequest
+// candidates in all (at least one request), so that their replies stay in
+// one bounded payload.
+func (l *ledgerRun) takeMerges() []ledger.Request {
+	n, candidates := 0, 0
+	for _, req := range l.state.Pending {
+		if req.Op != ledger.OpMerge && req.Op != ledger.OpStore {
+			break
+		}
+		if n > 0 && candidates+len(req.Candidates) > ledger.MaxCandidatesPerRequest {
+			break
+		}
+		n, candidates = n+1, candidates+len(req.Candidates)
+	}
+	batch := l.state.Pending[:n:n]
+	l.state.Pending = l.state.Pending[n:]
+	return batch
+}
+
+// mergeBatch merges consecutive merge and store requests in one activity
+// (activities.MergeRequests), which makes the decisions applying them one
+// by one would; if the activity fails for good, every request of the batch
+// gets its error.
+func mergeBatch(ctx workflow.Context, reqs []ledger.Request) []ledger.Reply {
+	var a *activities.Activities
+	var replies []ledger.Reply
+	in := activities.MergeRequestsInput{Requests: reqs, Now: workflow.Now(ctx).UTC()}
+	err := workflow.ExecuteActivity(withModelOptions(ctx), a.MergeRequests, in).Get(ctx, &replies)
+	if err == nil && len(replies) == len(reqs) {
+		return replies
+	}
+	if err == nil {
+		err = temporal.NewApplicationError(fmt.Sprintf("the merge of %d requests answered %d", len(reqs), len(replies)), memory.EINTERNAL)
+	}
+	replies = make([]ledger.Reply, len(reqs))
+	for i, req := range reqs {
+		replies[i] = failReply(ledger.Reply{RequestID: req.ID}, err)
+	}
+	return replies
 }
 
 // enqueue queues a request unless it is queued or answered already.
@@ -185,23 +243,6 @@ func (l *ledgerRun) carry() ledger.State {
 		st.Carried = append(st.Carried, ledger.Carry(l.done[id]))
 	}
 	return st
-}
-
-// boundReply is the reply a request gets: its decisions without the
-// states before and the neighbours considered, which the decision log
-// keeps, so that it stays well under Temporal's payload limit (a request
-// has at most ledger.MaxCandidatesPerRequest decisions).
-func boundReply(r ledger.Reply) ledger.Reply {
-	if len(r.Decisions) == 0 {
-		return r
-	}
-	out := r
-	out.Decisions = make([]memory.Decision, len(r.Decisions))
-	for i, d := range r.Decisions {
-		d.Before, d.Neighbors = nil, nil
-		out.Decisions[i] = d
-	}
-	return out
 }
 
 // applyRequest runs one request's activities and turns failures that
@@ -328,13 +369,7 @@ func apply(ctx workflow.Context, d memory.Decision) (memory.Decision, error) {
 }
 
 func failReply(r ledger.Reply, err error) ledger.Reply {
-	r.Decisions = nil
-	r.Code = errorType(err)
-	if r.Code == "" {
-		r.Code = memory.EINTERNAL
-	}
-	r.Error = rootMessage(err)
-	return r
+	return r.Failed(errorType(err), rootMessage(err))
 }
 
 // errorType is the application error type (a domain code) in err's chain.

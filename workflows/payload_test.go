@@ -51,9 +51,9 @@ func size(t *testing.T, v any) int {
 // nothing pending) stays small, whatever the replies held.
 func TestLedgerPayloadsAreBounded(t *testing.T) {
 	l := &ledgerRun{state: ledger.State{Tenant: "acme"}, done: map[string]ledger.Reply{}}
-	t.Logf("the largest reply: %d bytes as applied, %d as sent", size(t, largestReply("r")), size(t, boundReply(largestReply("r"))))
+	t.Logf("the largest reply: %d bytes as applied, %d as sent", size(t, largestReply("r")), size(t, ledger.Bound(largestReply("r"))))
 	for i := range ledgerRecentReplies + 50 {
-		r := boundReply(largestReply(fmt.Sprint("req-", i)))
+		r := ledger.Bound(largestReply(fmt.Sprint("req-", i)))
 		if n := size(t, r); n > payloadLimit/2 {
 			t.Fatalf("a reply is %d bytes; the payload limit is %d", n, payloadLimit)
 		}

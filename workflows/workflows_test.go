@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -137,24 +138,25 @@ func TestSessionEndRejectsBadTenant(t *testing.T) {
 }
 
 // TestMemoryLedgerAppliesOneRequestAtATime sends the ledger two merge
-// requests at once (and the first again): each request's plan runs only
-// after the previous request's decisions were applied, and a repeated
-// request ID is applied once.
+// requests at once (and the first again), then a third: the requests that
+// wait together are merged in one activity, in arrival order, each batch
+// only after the previous one was applied; a repeated request ID is
+// applied once, and every reply reaches its caller.
 func TestMemoryLedgerAppliesOneRequestAtATime(t *testing.T) {
 	env := newEnv(t)
 	var mu sync.Mutex
 	var trace []string
-	env.OnActivity(a.PlanMerge, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PlanMergeInput) (memory.Decision, error) {
+	env.OnActivity(a.MergeRequests, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.MergeRequestsInput) ([]ledger.Reply, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		trace = append(trace, "plan "+in.RequestID)
-		return memory.Decision{ID: "d-" + in.RequestID, Tenant: in.Tenant, Action: memory.ActionMerge, Candidate: in.Candidate}, nil
-	})
-	env.OnActivity(a.ApplyDecision, mock.Anything, mock.Anything).Return(func(_ context.Context, d memory.Decision) (memory.Decision, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		trace = append(trace, "apply "+d.ID)
-		return d, nil
+		var ids []string
+		var replies []ledger.Reply
+		for _, r := range in.Requests {
+			ids = append(ids, r.ID)
+			replies = append(replies, ledger.Reply{RequestID: r.ID, Decisions: []memory.Decision{{ID: "d-" + r.ID, Tenant: r.Tenant, Action: memory.ActionMerge}}})
+		}
+		trace = append(trace, "merge "+strings.Join(ids, " "))
+		return replies, nil
 	})
 	req := func(id string) ledger.Request {
 		return ledger.Request{ID: id, Tenant: "acme", Op: ledger.OpMerge,
@@ -176,12 +178,44 @@ func TestMemoryLedgerAppliesOneRequestAtATime(t *testing.T) {
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
 	env.ExecuteWorkflow(workflows.MemoryLedger, ledger.State{Tenant: "acme"})
 
-	want := []string{"plan r1", "apply d-r1", "plan r2", "apply d-r2", "plan r3", "apply d-r3"}
-	if !slices.Equal(trace, want) {
-		t.Fatalf("ledger trace = %v, want %v", trace, want)
+	if got := strings.Fields(strings.ReplaceAll(strings.Join(trace, " "), "merge", "")); !slices.Equal(got, []string{"r1", "r2", "r3"}) {
+		t.Fatalf("ledger trace = %v, want r1, r2 and r3 merged once each, in that order", trace)
 	}
 	if updated.RequestID != "r3" || len(updated.Decisions) != 1 || updated.Decisions[0].ID != "d-r3" {
 		t.Fatalf("update reply = %+v", updated)
+	}
+}
+
+// TestMemoryLedgerMergesWaitingRequestsTogether starts a ledger with merge
+// requests waiting (as a burst leaves them, or a continue-as-new), then a
+// correction, then another merge: the waiting merges go in one activity,
+// in order; the correction after them, alone; the last merge after it.
+func TestMemoryLedgerMergesWaitingRequestsTogether(t *testing.T) {
+	env := newEnv(t)
+	var trace []string
+	env.OnActivity(a.MergeRequests, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.MergeRequestsInput) ([]ledger.Reply, error) {
+		var ids []string
+		var replies []ledger.Reply
+		for _, r := range in.Requests {
+			ids = append(ids, r.ID)
+			replies = append(replies, ledger.Reply{RequestID: r.ID})
+		}
+		trace = append(trace, "merge "+strings.Join(ids, " "))
+		return replies, nil
+	})
+	env.OnActivity(a.PlanChange, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PlanChangeInput) ([]memory.Decision, error) {
+		trace = append(trace, "change "+in.Request.ID)
+		return nil, nil
+	})
+	merge := func(id string) ledger.Request {
+		return ledger.Request{ID: id, Tenant: "acme", Op: ledger.OpMerge, Candidates: []memory.Candidate{{Kind: memory.KindFact, Content: "fact " + id}}}
+	}
+	pending := []ledger.Request{merge("m1"), merge("m2"), merge("m3"),
+		{ID: "c1", Tenant: "acme", Op: ledger.OpCorrect, MemoryIDs: []string{"mem"}, Outdated: true}, merge("m4")}
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
+	env.ExecuteWorkflow(workflows.MemoryLedger, ledger.State{Tenant: "acme", Pending: pending})
+	if want := []string{"merge m1 m2 m3", "change c1", "merge m4"}; !slices.Equal(trace, want) {
+		t.Fatalf("ledger trace = %v, want %v", trace, want)
 	}
 }
 
