@@ -163,10 +163,17 @@ func TestCrashRecovery(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	episodes := map[string]string{}
+	reported := map[string]map[string]bool{} // memory → the episodes whose merges named it
 	for _, id := range ids {
 		var res workflows.SessionEndResult
 		if err := tc.GetWorkflow(ctx, memory.SessionWorkflowID(memory.DefaultTenant, id), "").Get(ctx, &res); err != nil {
 			t.Fatalf("session %s after the restart: %v", id, err)
+		}
+		for _, m := range res.Memories {
+			if reported[m.MemoryID] == nil {
+				reported[m.MemoryID] = map[string]bool{}
+			}
+			reported[m.MemoryID][res.EpisodeID] = true
 		}
 		if prev, dup := episodes[res.EpisodeID]; dup {
 			t.Fatalf("sessions %s and %s share episode %s", prev, id, res.EpisodeID)
@@ -185,5 +192,22 @@ func TestCrashRecovery(t *testing.T) {
 	stats := call[service.Stats](t, session, mcpserver.ToolStats, nil)
 	if stats.Episodes != sessions {
 		t.Fatalf("after the crash the store holds %d episodes, want %d", stats.Episodes, sessions)
+	}
+	// Nor merged twice, batched as the merges were: each memory has each
+	// session that named it as a source once, and a version per merge
+	// that changed it, not more.
+	for id, eps := range reported {
+		h := history(t, session, id)
+		cur := h.Versions[len(h.Versions)-1]
+		if len(cur.Sources) != len(eps) || len(h.Versions) > len(eps) {
+			t.Errorf("memory %s: %d sources over %d versions, named by %d sessions' merges", id, len(cur.Sources), len(h.Versions), len(eps))
+		}
+		seen := map[string]bool{}
+		for _, src := range cur.Sources {
+			if seen[src] || !eps[src] {
+				t.Errorf("memory %s: source %s twice or never reported", id, src)
+			}
+			seen[src] = true
+		}
 	}
 }
