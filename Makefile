@@ -43,6 +43,7 @@ bench: deps chdb dicts
 	$(GO) test -run '^$$' -bench . -benchtime 300x -timeout 30m ./store/clickhouse/
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m ./recall/
 	$(GO) test -run '^$$' -bench . -timeout 10m ./llm/offline/ ./merge/ ./consolidate/
+	$(GO) run ./cmd/hindsight bench write
 	$(if $(LOCOMO),$(GO) run ./cmd/hindsight eval locomo --data $(LOCOMO) --baseline,@echo "LoCoMo data not found next to the repository: skipping hindsight eval locomo")
 
 ## build: the hindsight binary in ./bin

@@ -86,7 +86,7 @@ func (a *Activities) mergeOne(ctx context.Context, in PlanMergeInput) (memory.De
 			return d, err
 		}
 		var applied memory.Decision
-		if applied, err = a.ApplyDecision(ctx, d); err == nil {
+		if applied, err = a.apply(ctx, d); err == nil {
 			return applied, nil
 		}
 		if memory.ErrorCode(err) != memory.ECONFLICT {
@@ -256,6 +256,12 @@ func (a *Activities) ApplyDecision(ctx context.Context, d memory.Decision) (memo
 	} else if !memory.IsNotFound(err) {
 		return memory.Decision{}, temporalError(err)
 	}
+	return a.apply(ctx, d)
+}
+
+// apply is ApplyDecision for a decision known not to be logged: PlanMerge
+// returns a logged decision as it is, so a plan it just made is not.
+func (a *Activities) apply(ctx context.Context, d memory.Decision) (memory.Decision, error) {
 	current, err := a.current(ctx, d.Tenant, d.MemoryIDs(), d.Before)
 	if err != nil {
 		return memory.Decision{}, temporalError(err)
@@ -289,7 +295,7 @@ func (a *Activities) current(ctx context.Context, tenant string, ids []string, b
 	if len(ids) == 0 {
 		return out, nil
 	}
-	ms, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: ids})
+	ms, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: ids, NoUsage: true})
 	if err != nil {
 		return nil, err
 	}

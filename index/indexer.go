@@ -140,7 +140,7 @@ func (x *Indexer) plan(ctx context.Context, tenant string, cur map[string]memory
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	stored, err := x.deps.Memories.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: ids})
+	stored, err := x.deps.Memories.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: ids, NoUsage: true})
 	if err != nil {
 		return indexPlan{}, errorf(op, err)
 	}

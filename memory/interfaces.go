@@ -3,6 +3,9 @@ package memory
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -72,15 +75,55 @@ type MemoryFilter struct {
 	ByID    bool
 	IDAfter string
 	Limit   int // 0 means no limit
+	// NoUsage skips the usage counts (RecallCount and LastRecalledAt stay
+	// zero), which cost a second read: for callers that compare versions.
+	NoUsage bool
 }
 
 // WriteCounter is implemented by stores that no other process can open
-// (the in-memory store, embedded chDB). MemoryWrites counts the memory
-// writes and purges made through every handle of this process on the
-// data, which are then all the writes there are: recall knows without a
-// query whether the store changed since it last read it.
+// (the in-memory store, embedded chDB). MemoryWrites counts a tenant's
+// memory writes and purges made through every handle of this process on
+// the data, which are then all the writes there are: recall knows without
+// a query whether the tenant's memories changed since it last read them.
 type WriteCounter interface {
-	MemoryWrites() uint64
+	MemoryWrites(tenant string) uint64
+}
+
+// WriteCounts keeps the counts of a WriteCounter. The zero value is ready.
+type WriteCounts struct {
+	any      atomic.Uint64 // writes of unknown tenants, counted for all
+	byTenant sync.Map      // tenant → *atomic.Uint64
+}
+
+// Add counts a write of each tenant named.
+func (c *WriteCounts) Add(tenants ...string) {
+	for _, t := range tenants {
+		n, _ := c.byTenant.LoadOrStore(t, new(atomic.Uint64))
+		n.(*atomic.Uint64).Add(1)
+	}
+}
+
+// AddAny counts a write that may be of any tenant.
+func (c *WriteCounts) AddAny() { c.any.Add(1) }
+
+// Count is a tenant's count, writes of unknown tenants included.
+func (c *WriteCounts) Count(tenant string) uint64 {
+	n := c.any.Load()
+	if v, ok := c.byTenant.Load(tenant); ok {
+		n += v.(*atomic.Uint64).Load()
+	}
+	return n
+}
+
+// TenantsOf lists the tenants of ms, each once.
+func TenantsOf(ms []Memory) []string {
+	var out []string
+	for _, m := range ms {
+		if !slices.Contains(out, m.Tenant) {
+			out = append(out, m.Tenant)
+		}
+	}
+	return out
 }
 
 // MemoryStore is the system of record for semantic memories: every version

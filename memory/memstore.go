@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -22,7 +21,7 @@ type MemStore struct {
 	decisions map[string]map[string]Decision // tenant → decision ID → decision
 	order     map[string][]string            // tenant → decision IDs in log order
 	settings  map[string]string
-	writes    atomic.Uint64 // memory writes and purges (WriteCounter)
+	writes    WriteCounts // memory writes and purges
 }
 
 var (
@@ -31,7 +30,7 @@ var (
 )
 
 // MemoryWrites implements WriteCounter.
-func (s *MemStore) MemoryWrites() uint64 { return s.writes.Load() }
+func (s *MemStore) MemoryWrites(tenant string) uint64 { return s.writes.Count(tenant) }
 
 // NewMemStore returns an empty MemStore.
 func NewMemStore() *MemStore {
@@ -178,7 +177,7 @@ func (s *MemStore) PutMemories(ctx context.Context, ms []Memory) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	defer s.writes.Add(1)
+	defer s.writes.Add(TenantsOf(ms)...)
 	for _, m := range ms {
 		m = m.Clone()
 		m.Scope = m.Scope.Norm()
@@ -376,7 +375,7 @@ func (s *MemStore) Purge(ctx context.Context, r PurgeRequest) (PurgeCounts, erro
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	defer s.writes.Add(1)
+	defer s.writes.Add(r.Tenant)
 	t := r.Tenant
 	for id, e := range s.events[t] {
 		if r.All || slices.Contains(r.SessionIDs, e.SessionID) {

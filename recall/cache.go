@@ -141,7 +141,7 @@ func (c *tenantCache) reload(ctx context.Context, store memory.MemoryStore) erro
 // loadLocked replaces the cache with every recallable memory of the
 // tenant. Callers hold syncMu.
 func (c *tenantCache) loadLocked(ctx context.Context, store memory.MemoryStore) error {
-	started, writes := c.clock(), writesOf(store)
+	started, writes := c.clock(), writesOf(store, c.tenant)
 	ms, err := store.Memories(ctx, memory.MemoryFilter{Tenant: c.tenant, Statuses: recallable})
 	if err != nil {
 		return errorf("recall: load memories of tenant "+c.tenant, err)
@@ -157,10 +157,11 @@ func (c *tenantCache) loadLocked(ctx context.Context, store memory.MemoryStore) 
 	return nil
 }
 
-// writesOf is the store's write count, if it keeps one (0 otherwise).
-func writesOf(store memory.MemoryStore) uint64 {
+// writesOf is the store's write count of tenant, if it keeps one (0
+// otherwise).
+func writesOf(store memory.MemoryStore, tenant string) uint64 {
 	if wc, ok := store.(memory.WriteCounter); ok {
-		return wc.MemoryWrites()
+		return wc.MemoryWrites(tenant)
 	}
 	return 0
 }
@@ -173,7 +174,7 @@ func (c *tenantCache) catchUp(ctx context.Context, store memory.MemoryStore, ove
 	if !c.loaded {
 		return c.loadLocked(ctx, store)
 	}
-	started, writes := c.clock(), writesOf(store)
+	started, writes := c.clock(), writesOf(store, c.tenant)
 	c.mu.RLock()
 	after := c.watermark
 	c.mu.RUnlock()

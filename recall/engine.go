@@ -91,6 +91,14 @@ func (e *Engine) Refresh(ctx context.Context, tenant string) error {
 		return err
 	}
 	c := e.tenant(tenant)
+	if wc, ok := e.deps.Memories.(memory.WriteCounter); ok {
+		c.mu.RLock()
+		current := c.loaded && c.writes == wc.MemoryWrites(tenant)
+		c.mu.RUnlock()
+		if current {
+			return nil // nothing was written since the cache read the store
+		}
+	}
 	return c.catchUp(ctx, e.deps.Memories, e.cfg.FeedOverlap)
 }
 
@@ -157,7 +165,7 @@ func (e *Engine) catchUpIfBehind(ctx context.Context, c *tenantCache) (verify bo
 	last, seen := c.lastSync, c.writes
 	c.mu.RUnlock()
 	if wc, ok := e.deps.Memories.(memory.WriteCounter); ok {
-		if wc.MemoryWrites() == seen {
+		if wc.MemoryWrites(c.tenant) == seen {
 			return false, nil
 		}
 		return false, c.catchUp(ctx, e.deps.Memories, e.cfg.FeedOverlap)

@@ -15,8 +15,18 @@ func (e *Engine) Observe(tenant string, ms []memory.Memory) {
 	c := el.Value.(*tenantCache)
 	c.syncMu.Lock() // order with loads, so a load never overwrites newer writes with older reads
 	defer c.syncMu.Unlock()
-	if c.loaded {
-		c.applyAll(ms, true)
+	if !c.loaded {
+		return
+	}
+	c.applyAll(ms, true)
+	// On a store that counts its writes, a cache that was current before
+	// this write is current after it, if it was the only one since.
+	if wc, ok := e.deps.Memories.(memory.WriteCounter); ok {
+		c.mu.Lock()
+		if n := wc.MemoryWrites(tenant); n == c.writes+1 {
+			c.writes = n
+		}
+		c.mu.Unlock()
 	}
 }
 

@@ -416,4 +416,3 @@ func benchSession(prefix string, i int) map[string]any {
 	return map[string]any{"session_id": fmt.Sprintf("%s-%04d", prefix, i), "task": task, "outcome": "success",
 		"events": events, "wait": true}
 }
-

@@ -154,6 +154,9 @@ func (s *Store) Memories(ctx context.Context, f memory.MemoryFilter) ([]memory.M
 	if err != nil {
 		return nil, err
 	}
+	if f.NoUsage {
+		return out, nil
+	}
 	if err := s.fillUsage(ctx, f.Tenant, out); err != nil {
 		return nil, err
 	}

@@ -64,17 +64,17 @@ var (
 // locked to this process, so the engine sees every write: those of every
 // store on it, and every request served by Handler (counted as writes,
 // whatever they are).
-func (s *Store) MemoryWrites() uint64 { return s.eng.writes.Load() }
+func (s *Store) MemoryWrites(tenant string) uint64 { return s.eng.writes.Count(tenant) }
 
 // PutMemories implements memory.MemoryStore, counting the write.
 func (s *Store) PutMemories(ctx context.Context, ms []memory.Memory) error {
-	defer s.eng.writes.Add(1)
+	defer s.eng.writes.Add(memory.TenantsOf(ms)...)
 	return s.Store.PutMemories(ctx, ms)
 }
 
 // Purge implements memory.EpisodicStore, counting the write.
 func (s *Store) Purge(ctx context.Context, r memory.PurgeRequest) (memory.PurgeCounts, error) {
-	defer s.eng.writes.Add(1)
+	defer s.eng.writes.Add(r.Tenant)
 	return s.Store.Purge(ctx, r)
 }
 
@@ -96,7 +96,7 @@ func (s *Store) Handler() http.Handler {
 type handler struct{ rt *transport }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	defer h.rt.eng.writes.Add(1) // another process may have written: see MemoryWrites
+	defer h.rt.eng.writes.AddAny() // another process may have written: see MemoryWrites
 	resp, err := h.rt.RoundTrip(r)
 	if err != nil {
 		status := http.StatusInternalServerError

@@ -15,9 +15,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"unsafe"
+
+	"github.com/hindsight-memory/hindsight/memory"
 )
 
 // The chDB engine is a process-wide singleton: it runs on one data
@@ -31,7 +32,7 @@ type engine struct {
 	// slots bounds the sessions in use at once; a request waits for one.
 	slots chan struct{}
 	// writes counts memory writes (memory.WriteCounter).
-	writes atomic.Uint64
+	writes memory.WriteCounts
 
 	mu     sync.Mutex
 	idle   []*session
