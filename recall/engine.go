@@ -90,13 +90,18 @@ func (e *Engine) Refresh(ctx context.Context, tenant string) error {
 	if err := memory.ValidateTenant("recall: refresh", tenant); err != nil {
 		return err
 	}
-	c := e.tenant(tenant)
+	return e.refresh(ctx, e.tenant(tenant))
+}
+
+// refresh catches c up with the store, unless the store counts its writes
+// (memory.WriteCounter) and none was made since c read it.
+func (e *Engine) refresh(ctx context.Context, c *tenantCache) error {
 	if wc, ok := e.deps.Memories.(memory.WriteCounter); ok {
 		c.mu.RLock()
-		current := c.loaded && c.writes == wc.MemoryWrites(tenant)
+		current := c.loaded && c.writes == wc.MemoryWrites(c.tenant)
 		c.mu.RUnlock()
 		if current {
-			return nil // nothing was written since the cache read the store
+			return nil
 		}
 	}
 	return c.catchUp(ctx, e.deps.Memories, e.cfg.FeedOverlap)
@@ -161,15 +166,12 @@ func (e *Engine) tenant(tenant string) *tenantCache {
 // older than Config.MaxStaleness (a replica quiet for an hour answers from
 // the store's state, not the hour-old one), and the results are verified.
 func (e *Engine) catchUpIfBehind(ctx context.Context, c *tenantCache) (verify bool, err error) {
-	c.mu.RLock()
-	last, seen := c.lastSync, c.writes
-	c.mu.RUnlock()
-	if wc, ok := e.deps.Memories.(memory.WriteCounter); ok {
-		if wc.MemoryWrites(c.tenant) == seen {
-			return false, nil
-		}
-		return false, c.catchUp(ctx, e.deps.Memories, e.cfg.FeedOverlap)
+	if _, ok := e.deps.Memories.(memory.WriteCounter); ok {
+		return false, e.refresh(ctx, c)
 	}
+	c.mu.RLock()
+	last := c.lastSync
+	c.mu.RUnlock()
 	if e.deps.Clock().Sub(last) > e.cfg.MaxStaleness {
 		if err := c.catchUp(ctx, e.deps.Memories, e.cfg.FeedOverlap); err != nil {
 			return true, err

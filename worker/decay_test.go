@@ -15,7 +15,6 @@ import (
 	"github.com/hindsight-memory/hindsight/internal/histories"
 	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
-	"github.com/hindsight-memory/hindsight/worker"
 	"github.com/hindsight-memory/hindsight/workflows"
 )
 
@@ -26,25 +25,12 @@ import (
 func TestDecaySweep(t *testing.T) {
 	ctx := context.Background()
 	tc := startTemporal(t)
-	rt, err := app.Build(ctx, app.Config{MemoryStore: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	w := worker.NewWorker(tc, taskQueue, rt.Activities(tc, taskQueue), nil)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	rt := runWorker(t, tc, app.Config{MemoryStore: true})
 
 	now := time.Now().UTC()
 	day := 24 * time.Hour
 	mem := func(tenant, id string, unused time.Duration, set func(*memory.Memory)) memory.Memory {
-		at := now.Add(-unused)
-		content := "Memory " + id + " of " + tenant + "."
-		m := memory.Memory{ID: id, Tenant: tenant, Version: 1, Scope: memory.SharedScope, Kind: memory.KindFact,
-			Content: content, ContentHash: memory.ContentHash(memory.KindFact, content), Status: memory.StatusLive,
-			Confidence: 0.5, Decay: 1, DecayAnchor: at, ValidFrom: at, CreatedAt: at, UpdatedAt: at}
+		m := unusedFact(tenant, id, "Memory "+id+" of "+tenant+".", now.Add(-unused))
 		if set != nil {
 			set(&m)
 		}
@@ -125,25 +111,13 @@ func largestPayload(t *testing.T, tc client.Client, workflowID string) int {
 func TestDecayOfManyMemories(t *testing.T) {
 	ctx := context.Background()
 	tc := startTemporal(t)
-	rt, err := app.Build(ctx, app.Config{MemoryStore: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	w := worker.NewWorker(tc, taskQueue, rt.Activities(tc, taskQueue), nil)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	rt := runWorker(t, tc, app.Config{MemoryStore: true})
 
 	const n = 1500
 	at := time.Now().UTC().Add(-100 * 24 * time.Hour)
 	seed := make([]memory.Memory, n)
 	for i := range seed {
-		content := fmt.Sprintf("Fact number %d about the billing service, unused for a hundred days.", i)
-		seed[i] = memory.Memory{ID: fmt.Sprintf("m%04d", i), Tenant: "acme", Version: 1, Scope: memory.SharedScope, Kind: memory.KindFact,
-			Content: content, ContentHash: memory.ContentHash(memory.KindFact, content), Status: memory.StatusLive,
-			Confidence: 0.5, Decay: 1, DecayAnchor: at, ValidFrom: at, CreatedAt: at, UpdatedAt: at}
+		seed[i] = unusedFact("acme", fmt.Sprintf("m%04d", i), fmt.Sprintf("Fact number %d about the billing service, unused for a hundred days.", i), at)
 	}
 	if err := rt.Indexer.Write(ctx, seed); err != nil {
 		t.Fatal(err)
@@ -200,24 +174,12 @@ func TestDecaySweepSkipsAStuckTenant(t *testing.T) {
 	tc := startTemporal(t)
 	store := stalledStore{MemStore: memory.NewMemStore(), tenant: "stuck", release: make(chan struct{})}
 	defer close(store.release)
-	rt, err := app.Build(ctx, app.Config{Store: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	w := worker.NewWorker(tc, taskQueue, rt.Activities(tc, taskQueue), nil)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	rt := runWorker(t, tc, app.Config{Store: store})
 
 	at := time.Now().UTC().Add(-100 * 24 * time.Hour)
 	var seed []memory.Memory
 	for _, tenant := range []string{"acme", "stuck", "globex"} {
-		content := "An old fact of " + tenant + "."
-		seed = append(seed, memory.Memory{ID: "old", Tenant: tenant, Version: 1, Scope: memory.SharedScope, Kind: memory.KindFact,
-			Content: content, ContentHash: memory.ContentHash(memory.KindFact, content), Status: memory.StatusLive,
-			Confidence: 0.5, Decay: 1, DecayAnchor: at, ValidFrom: at, CreatedAt: at, UpdatedAt: at})
+		seed = append(seed, unusedFact(tenant, "old", "An old fact of "+tenant+".", at))
 	}
 	if err := rt.Indexer.Write(ctx, seed); err != nil {
 		t.Fatal(err)

@@ -4,11 +4,15 @@ import (
 	"context"
 	"log/slog"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 
+	"github.com/hindsight-memory/hindsight/app"
 	"github.com/hindsight-memory/hindsight/devserver"
+	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/worker"
 )
 
 // startTemporal starts a real embedded Temporal server for one test and
@@ -30,4 +34,28 @@ func startTemporal(t *testing.T) client.Client {
 	}
 	t.Cleanup(tc.Close)
 	return tc
+}
+
+// runWorker builds a runtime from cfg and runs a worker of it on
+// taskQueue against tc; both stop when the test ends.
+func runWorker(t *testing.T, tc client.Client, cfg app.Config) *app.Runtime {
+	t.Helper()
+	rt, err := app.Build(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	w := worker.NewWorker(tc, taskQueue, rt.Activities(tc, taskQueue), nil)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return rt
+}
+
+// unusedFact is a live shared fact last used (and created) at.
+func unusedFact(tenant, id, content string, at time.Time) memory.Memory {
+	return memory.Memory{ID: id, Tenant: tenant, Version: 1, Scope: memory.SharedScope, Kind: memory.KindFact,
+		Content: content, ContentHash: memory.ContentHash(memory.KindFact, content), Status: memory.StatusLive,
+		Confidence: 0.5, Decay: 1, DecayAnchor: at, ValidFrom: at, CreatedAt: at, UpdatedAt: at}
 }

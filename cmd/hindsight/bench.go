@@ -3,8 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -218,17 +216,8 @@ func (c *benchClient) call(ctx context.Context, tool string, args map[string]any
 	if err != nil {
 		return err
 	}
-	if res.IsError {
-		return errors.New(toolText(res))
-	}
-	if out == nil {
-		return nil
-	}
-	raw, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(raw, out)
+	_, err = decodeResult(tool, res, out)
+	return err
 }
 
 // run ends the row's sessions and makes its memory_store calls, then

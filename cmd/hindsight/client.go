@@ -47,6 +47,13 @@ func (c *clientFlags) callTool(ctx context.Context, name string, args map[string
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
+	return decodeResult(name, res, out)
+}
+
+// decodeResult returns a tool result's text and decodes its structured
+// content into out (when both are there); a tool error becomes an error
+// with the server's message.
+func decodeResult(name string, res *mcp.CallToolResult, out any) (string, error) {
 	text := toolText(res)
 	if res.IsError {
 		return "", errors.New(text)

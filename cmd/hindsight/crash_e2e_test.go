@@ -91,6 +91,16 @@ func startDevProcess(t *testing.T, dataDir string, temporalPort, mcpPort int, en
 	return p
 }
 
+// freePort is a free local TCP port.
+func freePort(t *testing.T) int {
+	t.Helper()
+	port, err := devserver.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
 // kill stops the process with SIGKILL: no shutdown code runs.
 func (p *devProcess) kill() {
 	if p.cmd.ProcessState != nil {
@@ -110,14 +120,7 @@ func TestCrashRecovery(t *testing.T) {
 		t.Skip("starts hindsight dev twice")
 	}
 	dataDir := t.TempDir()
-	temporalPort, err := devserver.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mcpPort, err := devserver.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	temporalPort, mcpPort := freePort(t), freePort(t)
 	p := startDevProcess(t, dataDir, temporalPort, mcpPort)
 	session := connect(t, p.mcp)
 
