@@ -58,7 +58,9 @@ type wireMessage struct {
 }
 
 // ParseTranscript reads a transcript in Hindsight's format, an object with
-// an OpenAI-style "messages" array, or a bare messages array. Times without
+// an OpenAI-style "messages" array, a bare messages array, a Claude Code
+// session log or a Codex rollout log (JSON lines; see ParseClaudeCode and
+// ParseCodex), telling them apart by their content. Times without
 // a zone are in loc (nil: UTC; see ParseTime). The result is not yet
 // normalised; call Transcript.Normalize.
 func ParseTranscript(data []byte, loc *time.Location) (Transcript, error) {
@@ -66,6 +68,12 @@ func ParseTranscript(data []byte, loc *time.Location) (Transcript, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
 		return Transcript{}, Invalidf(op, "the transcript is empty")
+	}
+	if format, ok := isJSONLog(data); ok {
+		if format == FormatCodex {
+			return ParseCodex(data, loc)
+		}
+		return ParseClaudeCode(data, loc)
 	}
 	var w wireTranscript
 	if data[0] == '[' {
@@ -75,7 +83,7 @@ func ParseTranscript(data []byte, loc *time.Location) (Transcript, error) {
 	} else if err := json.Unmarshal(data, &w); err != nil {
 		return Transcript{}, Invalidf(op, "not a JSON object with session_id and events: %v", err)
 	}
-	t := Transcript{Tenant: w.Tenant, UserID: w.UserID, Agent: w.Agent, Task: w.Task, Outcome: Outcome(strings.ToLower(w.Outcome))}
+	t := Transcript{Tenant: w.Tenant, UserID: w.UserID, Agent: w.Agent, Task: w.Task, Outcome: Outcome(strings.ToLower(w.Outcome)), Format: FormatHindsight}
 	var err error
 	if t.SessionID, err = rawString(w.SessionID); err != nil {
 		return Transcript{}, Invalidf(op, "session_id: %v", err)
@@ -107,6 +115,7 @@ func ParseTranscript(data []byte, loc *time.Location) (Transcript, error) {
 		t.Events = append(t.Events, e)
 	}
 	if len(w.Messages) > 0 {
+		t.Format = FormatOpenAI
 		if t.Events, err = eventsFromMessages(w.Messages); err != nil {
 			return Transcript{}, err
 		}

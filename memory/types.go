@@ -68,6 +68,16 @@ type Transcript struct {
 	EndedAt   time.Time `json:"ended_at,omitzero"`
 	Outcome   Outcome   `json:"outcome,omitempty"`
 	Events    []Event   `json:"events"`
+	// Project is the directory the agent worked in, when its log says
+	// (Claude Code's cwd, Codex's session_meta): recall prefers memories
+	// from the same project.
+	Project string `json:"project,omitempty"`
+	// Format is the format the transcript was read from (FormatClaudeCode,
+	// ...); Dropped counts the records of an agent's log left out, by
+	// reason (DropThinking, ...), and Cut the texts cut to their bound.
+	Format  string         `json:"format,omitempty"`
+	Dropped map[string]int `json:"dropped,omitempty"`
+	Cut     int            `json:"cut,omitempty"`
 }
 
 // Failure is an attempt that did not work, and why.
