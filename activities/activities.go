@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -190,6 +191,10 @@ func (a *Activities) ExtractEpisode(ctx context.Context, in ExtractInput) (memor
 	ep.Status = memory.EpisodeLive
 	ep.Extractor = x.Model
 	ep.CreatedAt = in.Now
+	project := memory.ProjectEntity(in.Meta.Project)
+	if project != "" {
+		ep.Entities = appendEntity(ep.Entities, project)
+	}
 	kept := x.Candidates[:0]
 	for _, c := range x.Candidates {
 		if ledger.ValidateCandidate(c) != nil {
@@ -198,10 +203,22 @@ func (a *Activities) ExtractEpisode(ctx context.Context, in ExtractInput) (memor
 		if c.TaskType == "" {
 			c.TaskType = ep.TaskType
 		}
+		// Said when the session happened, in the project it happened in.
+		c.ObservedAt = ep.EndedAt
+		if project != "" {
+			c.Entities = appendEntity(c.Entities, project)
+		}
 		kept = append(kept, c)
 	}
 	x.Candidates = kept
 	return x, nil
+}
+
+func appendEntity(es []string, e string) []string {
+	if slices.ContainsFunc(es, func(x string) bool { return memory.NormalizeEntity(x) == memory.NormalizeEntity(e) }) {
+		return es
+	}
+	return append(slices.Clip(es), e)
 }
 
 // StoreEpisode writes an episode; rewriting the same episode is a no-op.

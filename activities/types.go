@@ -21,6 +21,9 @@ type SessionMeta struct {
 	Outcome memory.Outcome `json:"outcome,omitempty"`
 	Agent   string         `json:"agent,omitempty"`
 	UserID  string         `json:"user_id,omitempty"`
+	// Project is the directory the agent worked in; its name becomes an
+	// entity of the episode and its memories (memory.ProjectEntity).
+	Project string `json:"project,omitempty"`
 }
 
 // TranscriptInfo summarises a stored transcript.

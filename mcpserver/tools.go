@@ -157,6 +157,8 @@ func (t *tools) definitions() []definition {
 			mcp.WithBoolean("include_superseded", mcp.Description("Also return memories replaced by newer ones (to see what was true before).")),
 			mcp.WithBoolean("with_events", mcp.Description("Also return the IDs of the raw events each memory came from.")),
 			mcp.WithInteger("max_tokens", mcp.Description("Token budget of `context` (default 600): the most relevant memories that fit, counter-examples shortened first; `omitted` says how many were left out."), mcp.Min(50), mcp.Max(20000)),
+			mcp.WithString("project", mcp.Description("The directory or project you work in: what was learned there ranks higher; the rest still comes back.")),
+			mcp.WithInteger("recent_sessions", mcp.Description("With project: also return this many of the project's latest sessions (task, outcome, what failed), newest first, in `sessions` and `context` (default 0)."), mcp.Min(0), mcp.Max(10)),
 			mcp.WithString("user_id", mcp.Description("The end user you are serving: their own memories come back with the team's. Without it, only team knowledge; never another user's memories.")),
 			mcp.WithString("agent_id", mcp.Description("Your agent ID, if memories were stored as yours (scope agent).")),
 			mcp.WithToolAnnotation(ro),
@@ -200,7 +202,8 @@ func (t *tools) definitions() []definition {
 		{mcp.NewTool(ToolEnd,
 			mcp.WithDescription("End a session so Hindsight can learn from it: it distils the task, the steps that worked, the failures and why, and the user's preferences into memories, in the background. "+
 				"Call it once, when the task or conversation is finished. Pass `events` if you did not log them with memory_log. "+
-				"Set wait=true to return only when the new memories are recallable. Ending a session twice distils it once."),
+				"Pass `messages` instead to hand over an OpenAI-style chat as it is. "+
+				"Set wait=true to return only when the new memories are recallable. Ending a session twice distils it once; a session that grew since is distilled again, whole."),
 			mcp.WithTitleAnnotation("End a session"),
 			mcp.WithString("session_id", mcp.Required(), mcp.Description("The session's ID.")),
 			mcp.WithArray("events", mcp.Description("The session's full transcript, oldest first, if not logged: objects with role (user, assistant, tool, system), content, and optional ts, tool_name, tool_args, tool_result, error."),
@@ -209,8 +212,15 @@ func (t *tools) definitions() []definition {
 					"content": map[string]any{"type": "string"}, "ts": map[string]any{"type": "string"},
 					"tool_name": map[string]any{"type": "string"}, "tool_args": jsonValue, "tool_result": jsonValue, "error": map[string]any{"type": "string"},
 				}, "required": []string{"role"}})),
+			mcp.WithArray("messages", mcp.Description("Instead of events: the session as OpenAI chat messages, oldest first: objects with role (system, developer, user, assistant, tool), content (text or text parts), and tool_calls or tool_call_id."),
+				mcp.Items(map[string]any{"type": "object", "properties": map[string]any{
+					"role": map[string]any{"type": "string"}, "content": jsonValue, "name": map[string]any{"type": "string"},
+					"tool_call_id": map[string]any{"type": "string"}, "tool_calls": map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
+				}, "required": []string{"role"}})),
 			mcp.WithString("task", mcp.Description("What the task was, in one sentence.")),
 			mcp.WithString("outcome", mcp.Description("How it ended."), mcp.Enum("success", "partial", "failure", "unknown")),
+			mcp.WithString("project", mcp.Description("The directory or project the agent worked in; recall in the same project prefers what was learned there.")),
+			mcp.WithBoolean("keep_open", mcp.Description("Store the events but do not distil yet: the session goes on (before a context compaction, say) and is distilled, whole, when it ends (default false).")),
 			mcp.WithString("user_id", mcp.Description("The end user the session was with, if known; lets that user's data be forgotten later.")),
 			mcp.WithString("agent", mcp.Description("The agent that ran the session, if known.")),
 			mcp.WithString("started_at", mcp.Description("When the session started (RFC 3339); events without a ts take it. Default: the first event's ts, else now.")),
@@ -322,11 +332,28 @@ func (t *tools) recall(ctx context.Context, tenant string, a args) (any, string,
 	if q.AgentID, err = a.str("agent_id", false); err != nil {
 		return nil, "", err
 	}
+	if q.Project, err = a.str("project", false); err != nil {
+		return nil, "", err
+	}
+	recent, err := a.integer("recent_sessions", 0, 0, 10)
+	if err != nil {
+		return nil, "", err
+	}
+	if recent > 0 && q.Project == "" {
+		return nil, "", badArg("recent_sessions needs a project: say which project's sessions to return")
+	}
 	resp, err := t.b.Recall(ctx, q)
 	if err != nil {
 		return nil, "", err
 	}
 	out := recallOutput(resp)
+	if recent > 0 {
+		eps, err := t.b.RecentSessions(ctx, tenant, q.Project, q.UserID, recent)
+		if err != nil {
+			return nil, "", err
+		}
+		out.addSessions(q.Project, eps, q.MaxTokens)
+	}
 	return out, out.Context, nil
 }
 
@@ -470,8 +497,22 @@ func (t *tools) endSession(ctx context.Context, tenant string, a args) (any, str
 	if r.Wait, err = a.boolean("wait", false); err != nil {
 		return nil, "", err
 	}
+	if r.Project, err = a.str("project", false); err != nil {
+		return nil, "", err
+	}
+	if r.KeepOpen, err = a.boolean("keep_open", false); err != nil {
+		return nil, "", err
+	}
+	if a.has("events") && a.has("messages") {
+		return nil, "", badArg("give events or messages, not both")
+	}
 	if a.has("events") {
-		if r.Events, err = parseEvents(a["events"], t.loc); err != nil {
+		if r.Events, err = parseList("events", a["events"], t.loc); err != nil {
+			return nil, "", err
+		}
+	}
+	if a.has("messages") {
+		if r.Events, err = parseList("messages", a["messages"], t.loc); err != nil {
 			return nil, "", err
 		}
 	}
@@ -483,20 +524,20 @@ func (t *tools) endSession(ctx context.Context, tenant string, a args) (any, str
 	return out, out.Summary, nil
 }
 
-// parseEvents reads events with the transcript parser, so the tool accepts
-// exactly what transcript files accept.
-func parseEvents(v any, loc *time.Location) ([]memory.Event, error) {
+// parseList reads events, or OpenAI chat messages, with the transcript
+// parser, so the tool accepts exactly what transcript files accept.
+func parseList(field string, v any, loc *time.Location) ([]memory.Event, error) {
 	list, ok := v.([]any)
 	if !ok {
-		return nil, badArg("events must be a list of event objects, got %s", jsonType(v))
+		return nil, badArg("%s must be a list of objects, got %s", field, jsonType(v))
 	}
-	raw, err := json.Marshal(map[string]any{"events": list})
+	raw, err := json.Marshal(map[string]any{field: list})
 	if err != nil {
-		return nil, badArg("events: %v", err)
+		return nil, badArg("%s: %v", field, err)
 	}
 	tr, err := memory.ParseTranscript(raw, loc)
 	if err != nil {
-		return nil, badArg("events: %s", memory.ErrorMessage(err))
+		return nil, badArg("%s: %s", field, memory.ErrorMessage(err))
 	}
 	return tr.Events, nil
 }

@@ -35,8 +35,10 @@ type EpisodeFilter struct {
 	SessionID string
 	UserID    string
 	TaskType  string
-	Since     time.Time
-	Until     time.Time
+	// Entity keeps episodes that carry it (a project: ProjectEntity).
+	Entity string
+	Since  time.Time
+	Until  time.Time
 	// Statuses defaults to live and summary episodes; ask for EpisodeCold to
 	// read the archive.
 	Statuses []EpisodeStatus

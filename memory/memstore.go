@@ -138,6 +138,7 @@ func (s *MemStore) Episodes(ctx context.Context, f EpisodeFilter) ([]Episode, er
 			f.SessionID != "" && ep.SessionID != f.SessionID ||
 			f.UserID != "" && ep.UserID != f.UserID ||
 			f.TaskType != "" && ep.TaskType != f.TaskType ||
+			f.Entity != "" && !slices.Contains(ep.Entities, f.Entity) ||
 			!f.Since.IsZero() && ep.EndedAt.Before(f.Since) ||
 			!f.Until.IsZero() && !ep.EndedAt.Before(f.Until) ||
 			!slices.Contains(statuses, ep.Status) {

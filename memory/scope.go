@@ -1,6 +1,9 @@
 package memory
 
-import "strings"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // Scope says whose a memory is within its tenant: the tenant's shared
 // space ("shared"), one user's ("user:u-17") or one agent's
@@ -135,4 +138,19 @@ func ScopeFor(c Candidate, userID string) Scope {
 		return UserScope(userID)
 	}
 	return SharedScope
+}
+
+// ProjectEntity names the project an agent worked in, from its directory:
+// its last element ("/home/dana/src/billing" is "billing"), or "" when the
+// directory names none.
+func ProjectEntity(dir string) string {
+	dir = strings.TrimSpace(dir)
+	if dir == "" {
+		return ""
+	}
+	base := filepath.Base(filepath.Clean(strings.ReplaceAll(dir, "\\", "/")))
+	if base == "." || base == "/" || base == "" {
+		return ""
+	}
+	return base
 }

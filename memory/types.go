@@ -267,6 +267,11 @@ type Candidate struct {
 	// Scope, when set, is where the candidate goes whatever About says
 	// (memory_store's scope argument).
 	Scope Scope `json:"scope,omitempty"`
+	// ObservedAt is when the statement was made: the end of the session it
+	// was distilled from. A memory is dated by it (CreatedAt, ValidFrom),
+	// so a session imported months later is dated when it happened. Zero
+	// means now.
+	ObservedAt time.Time `json:"observed_at,omitzero"`
 }
 
 // Signal is how a statement relates to what was said before, as its
@@ -434,6 +439,9 @@ type Query struct {
 	IncludeCold       bool      `json:"include_cold,omitempty"`
 	IncludeSuperseded bool      `json:"include_superseded,omitempty"`
 	WithEvents        bool      `json:"with_events,omitempty"`
+	// Project is the directory or project the caller works in: memories
+	// learned there rank higher (a hint, not a filter).
+	Project string `json:"project,omitempty"`
 	// NoParse disables query understanding (time expressions and hints).
 	NoParse bool `json:"no_parse,omitempty"`
 	// MaxTokens bounds the text block of the response (0: the engine's

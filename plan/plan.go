@@ -250,6 +250,19 @@ func planMerge(op string, action memory.DecisionAction, in MergeInput) (memory.D
 
 	case memory.VerdictConflicts:
 		t := *target
+		if learned := learnedAt(in, c); learned.Before(t.ValidFrom) {
+			// The candidate was said before what it contradicts (a session
+			// imported late): it is history, superseded from the start by
+			// the memory that came after it.
+			n := newMemory(in, c, hash, flags, lc, "superseded from the start by "+t.ID+", said later: "+d.Reason)
+			n.Status, n.SupersededBy, n.ValidTo = memory.StatusSuperseded, t.ID, t.ValidFrom
+			n.Confidence = lc.Confidence(n)
+			cur := nextVersion(t, in.Op, "supersedes "+n.ID+", said earlier: "+d.Reason)
+			cur.Supersedes = appendUnique(cur.Supersedes, n.ID)
+			d.Reason = "the candidate was said before " + t.ID + ", which it contradicts, so it is kept as superseded: " + d.Reason
+			d.Before, d.After = []memory.Memory{t}, []memory.Memory{cur, n}
+			break
+		}
 		n := newMemory(in, c, hash, flags, lc, "supersedes "+t.ID+": "+d.Reason)
 		n.Supersedes = []string{t.ID}
 		old := nextVersion(t, in.Op, "superseded by "+n.ID+": "+d.Reason)
@@ -274,8 +287,21 @@ func nextVersion(m memory.Memory, op Op, reason string) memory.Memory {
 	return m
 }
 
-// newMemory returns version 1 of a memory for the candidate.
+// learnedAt is when a candidate was said: its ObservedAt, never later than
+// the decision.
+func learnedAt(in MergeInput, c memory.Candidate) time.Time {
+	if c.ObservedAt.IsZero() || c.ObservedAt.After(in.Now) {
+		return in.Now
+	}
+	return c.ObservedAt.UTC()
+}
+
+// newMemory returns version 1 of a memory for the candidate, dated when
+// the candidate was said. Its decay counts from now: a memory imported
+// from an old session has not yet had the chance to be used, so it does
+// not arrive cold.
 func newMemory(in MergeInput, c memory.Candidate, hash string, flags []string, lc memory.Lifecycle, reason string) memory.Memory {
+	learned := learnedAt(in, c)
 	m := memory.Memory{
 		ID:             memory.MemoryID(in.Tenant, hash, in.DecisionID),
 		Tenant:         in.Tenant,
@@ -287,13 +313,13 @@ func newMemory(in MergeInput, c memory.Candidate, hash string, flags []string, l
 		TaskType:       c.TaskType,
 		ContentHash:    hash,
 		Status:         memory.StatusLive,
-		ValidFrom:      in.Now,
+		ValidFrom:      learned,
 		Decay:          1,
 		DecayAnchor:    in.Now,
 		Pinned:         c.Pinned,
 		Reason:         reason,
 		DecisionID:     in.DecisionID,
-		CreatedAt:      in.Now,
+		CreatedAt:      learned,
 		UpdatedAt:      in.Now,
 	}
 	c.CounterExample = ""

@@ -374,3 +374,45 @@ func TestPlanMergeStaysWithinScope(t *testing.T) {
 		t.Fatalf("inserted %+v, want one memory in user:cust-b", d.After)
 	}
 }
+
+// A memory is dated when it was said: a session imported months later
+// gives its memories the session's time, while their decay counts from
+// the import, so they do not arrive cold.
+func TestPlanMergeDatesMemoriesWhenSaid(t *testing.T) {
+	said := t0.Add(-90 * 24 * time.Hour)
+	c := memory.Candidate{Kind: memory.KindPreference, Content: "Invoices are in EUR.", ObservedAt: said}
+	in := mergeInput(c, "ep_old", memory.VerdictDistinct, "")
+	d, err := Merge(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := d.After[0]
+	if !m.CreatedAt.Equal(said) || !m.ValidFrom.Equal(said) || !m.DecayAnchor.Equal(in.Now) || m.Status != memory.StatusLive || !d.CreatedAt.Equal(in.Now) {
+		t.Errorf("created %v, valid from %v, decay anchor %v, status %s, decided %v; want the first two %v, the rest now", m.CreatedAt, m.ValidFrom, m.DecayAnchor, m.Status, d.CreatedAt, said)
+	}
+	c.ObservedAt = in.Now.Add(time.Hour) // a clock ahead: never later than the decision
+	if d, _ := Merge(mergeInput(c, "ep_x", memory.VerdictDistinct, "")); !d.After[0].CreatedAt.Equal(in.Now) {
+		t.Errorf("a future observation dated the memory %v", d.After[0].CreatedAt)
+	}
+}
+
+// A statement imported late that contradicts a later one is history: it
+// is kept as superseded by the later memory, which stays current.
+func TestPlanMergeConflictSaidEarlierIsHistory(t *testing.T) {
+	later := stored("mem_utc", memory.KindPreference, "Reports use UTC.", "ep_1")
+	c := memory.Candidate{Kind: memory.KindPreference, Content: "Reports use Beijing time.", ObservedAt: t0.Add(-30 * 24 * time.Hour)}
+	d, err := Merge(mergeInput(c, "ep_old", memory.VerdictConflicts, "mem_utc", later))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.After) != 2 {
+		t.Fatalf("after %d memories, want 2", len(d.After))
+	}
+	cur, old := d.After[0], d.After[1]
+	if cur.ID != "mem_utc" || cur.Status != memory.StatusLive || cur.Content != later.Content || !slices.Contains(cur.Supersedes, old.ID) {
+		t.Errorf("the later memory must stay live and supersede the earlier one: %+v", cur)
+	}
+	if old.Status != memory.StatusSuperseded || old.SupersededBy != "mem_utc" || !old.ValidTo.Equal(later.ValidFrom) || !old.CreatedAt.Equal(c.ObservedAt) {
+		t.Errorf("the earlier statement must be history: %+v", old)
+	}
+}

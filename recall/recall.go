@@ -139,6 +139,11 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 	}
 	e.maybeSync(c)
 	parsed := e.understand(ctx, q, c)
+	if p := memory.NormalizeEntity(memory.ProjectEntity(q.Project)); p != "" {
+		// The caller's project is a hint: its memories rank higher, and
+		// the others stay.
+		parsed.Entities = appendUnique(parsed.Entities, p)
+	}
 
 	f := filterOf(q)
 	var tf *memory.VectorFilter // the time-boost filter

@@ -293,6 +293,27 @@ func (s *Service) Episode(ctx context.Context, tenant, id string) (memory.Episod
 // Browse lists, newest first, up to limit live memories of the tenant in
 // scopes (every scope when none), and up to limit of its episodes, for
 // clients that show what memory holds.
+// RecentSessions are the latest sessions in a project, newest first: the
+// episodes that carry its entity, without other users' sessions when
+// userID is set.
+func (s *Service) RecentSessions(ctx context.Context, tenant, project, userID string, n int) ([]memory.Episode, error) {
+	entity := memory.ProjectEntity(project)
+	if entity == "" || n <= 0 {
+		return nil, nil
+	}
+	eps, err := s.store.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Entity: entity, Limit: 4 * n})
+	if err != nil {
+		return nil, err
+	}
+	out := eps[:0]
+	for _, ep := range eps {
+		if (userID == "" || ep.UserID == "" || ep.UserID == userID) && len(out) < n {
+			out = append(out, ep)
+		}
+	}
+	return out, nil
+}
+
 func (s *Service) Browse(ctx context.Context, tenant string, scopes []memory.Scope, limit int) ([]memory.Memory, []memory.Episode, error) {
 	ms, err := s.store.Memories(ctx, memory.MemoryFilter{Tenant: tenant, Scopes: scopes, Statuses: []memory.Status{memory.StatusLive}})
 	if err != nil {

@@ -142,16 +142,24 @@ type EndRequest struct {
 	// StartedAt and EndedAt, when given, date the session; events without
 	// a timestamp take the start (OpenAI messages carry none).
 	StartedAt, EndedAt time.Time
+	// Project is the directory the agent worked in (an agent log's cwd):
+	// its name becomes an entity of the episode and its memories, so
+	// recall in the same project prefers them.
+	Project string
 	// Wait blocks until the session is distilled and its memories are
 	// recallable.
 	Wait bool
+	// KeepOpen stores the events without distilling: the session goes on
+	// (an agent about to compact its context, say), and is distilled,
+	// whole, when it ends.
+	KeepOpen bool
 }
 
 // EndResponse says where the distillation stands.
 type EndResponse struct {
 	WorkflowID string                      `json:"workflow_id"`
 	RunID      string                      `json:"run_id"`
-	Status     string                      `json:"status"` // started, running, completed
+	Status     string                      `json:"status"` // started, running, completed, open (KeepOpen)
 	Events     int                         `json:"events"`
 	Result     *workflows.SessionEndResult `json:"result,omitempty"`
 }
@@ -204,8 +212,15 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 		return EndResponse{}, memory.Invalidf(op, "session %s has no events: pass events, or log them with memory_log before ending the session", r.SessionID)
 	}
 
-	id := memory.SessionWorkflowID(tenant, r.SessionID)
-	meta := activities.SessionMeta{Task: r.Task, Outcome: t.Outcome, Agent: r.Agent, UserID: r.UserID}
+	if r.KeepOpen {
+		return EndResponse{Status: "open", Events: len(stored)}, nil
+	}
+
+	id, err := s.distillationID(ctx, tenant, r.SessionID, len(stored))
+	if err != nil {
+		return EndResponse{}, err
+	}
+	meta := activities.SessionMeta{Task: r.Task, Outcome: t.Outcome, Agent: r.Agent, UserID: r.UserID, Project: r.Project}
 	opts := client.StartWorkflowOptions{
 		ID:        id,
 		TaskQueue: s.cfg.TaskQueue,
@@ -213,7 +228,7 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 		// distillation failed may be ended again.
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		WorkflowTaskTimeout:   activities.WorkflowTaskTimeout,
-		Memo:                  map[string]any{"tenant": tenant, "session_id": r.SessionID},
+		Memo:                  map[string]any{"tenant": tenant, "session_id": r.SessionID, "events": len(stored)},
 	}
 	resp := EndResponse{WorkflowID: id, Status: "started", Events: len(stored)}
 	run, err := s.temporal.SignalWithStartWorkflow(ctx, id, workflows.SignalSessionEnd, meta, opts,
@@ -243,6 +258,36 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 		return resp, err
 	}
 	return resp, nil
+}
+
+// distillationID is the workflow ID that distils a session of n stored
+// events. The first distillation's ID comes from the tenant and session
+// alone. A session that grew since it was distilled (an agent's session
+// resumed, a log imported again after it grew) is distilled again, whole,
+// under an ID that adds the event count, so the same grown transcript is
+// still distilled once; its memories merge with what the first
+// distillation stored, and a duplicate that already has the session as a
+// source changes nothing.
+func (s *Service) distillationID(ctx context.Context, tenant, sessionID string, n int) (string, error) {
+	base := memory.SessionWorkflowID(tenant, sessionID)
+	ep, err := s.store.Episode(ctx, tenant, memory.EpisodeID(tenant, sessionID))
+	switch {
+	case memory.IsNotFound(err):
+		return base, nil
+	case err != nil:
+		return "", err
+	case ep.EventCount <= 0 || ep.EventCount > n:
+		return base, nil
+	}
+	grown := fmt.Sprintf("%s/%d", base, n)
+	if ep.EventCount < n {
+		return grown, nil
+	}
+	// Distilled at this size: by the first run, or by a grown one.
+	if _, err := s.temporal.DescribeWorkflowExecution(ctx, grown, ""); err == nil {
+		return grown, nil
+	}
+	return base, nil
 }
 
 // ledger sends one request to the tenant's ledger and, once it is

@@ -36,23 +36,22 @@ the memories are recallable, and prints what was learned.`, clientEnvs...)
 		fs.Usage()
 		return errUsage
 	}
-	var data []byte
+	var t memory.Transcript
 	var err error
 	if *file == "-" {
-		data, err = io.ReadAll(os.Stdin)
-	} else {
-		data, err = os.ReadFile(*file)
-	}
-	if err != nil {
+		var data []byte
+		if data, err = io.ReadAll(os.Stdin); err != nil {
+			return err
+		}
+		loc, err := timeZone()
+		if err != nil {
+			return err
+		}
+		if t, err = memory.ParseTranscript(data, loc); err != nil {
+			return fmt.Errorf("%s: %s", *file, memory.ErrorMessage(err))
+		}
+	} else if t, err = readTranscriptFile(*file); err != nil {
 		return err
-	}
-	loc, err := timeZone()
-	if err != nil {
-		return err
-	}
-	t, err := memory.ParseTranscript(data, loc)
-	if err != nil {
-		return fmt.Errorf("%s: %s", *file, memory.ErrorMessage(err))
 	}
 	if *sessionID != "" {
 		t.SessionID = *sessionID
@@ -63,47 +62,15 @@ the memories are recallable, and prints what was learned.`, clientEnvs...)
 	if *outcome != "" {
 		t.Outcome = memory.Outcome(*outcome)
 	}
-	// Validate here too, so a bad file fails before anything is sent.
-	probe := t
-	if err := probe.Normalize(memory.DefaultTenant, time.Now()); err != nil {
-		return fmt.Errorf("%s: %s", *file, memory.ErrorMessage(err))
-	}
 	if t.Tenant != "" {
 		fmt.Fprintf(os.Stderr, "note: the transcript names tenant %q; the server takes the tenant from your token\n", t.Tenant)
 	}
-	events := make([]map[string]any, 0, len(t.Events))
-	for _, e := range t.Events {
-		ev := map[string]any{"role": string(e.Role), "content": e.Content}
-		if !e.TS.IsZero() {
-			ev["ts"] = e.TS.Format(time.RFC3339Nano)
-		}
-		for k, v := range map[string]string{"tool_name": e.ToolName, "tool_args": e.ToolArgs, "tool_result": e.ToolResult, "error": e.Error} {
-			if v != "" {
-				ev[k] = v
-			}
-		}
-		events = append(events, ev)
+	if len(t.Dropped) > 0 || t.Cut > 0 {
+		fmt.Fprintf(os.Stderr, "%s log: %d events; left out %s; %d long texts cut\n", t.Format, len(t.Events), t.DroppedSummary(), t.Cut)
 	}
-	callArgs := map[string]any{"session_id": t.SessionID, "events": events, "wait": *wait}
-	if t.Task != "" {
-		callArgs["task"] = t.Task
-	}
-	if t.Outcome != "" {
-		callArgs["outcome"] = string(t.Outcome)
-	}
-	for k, v := range map[string]string{"user_id": t.UserID, "agent": t.Agent} {
-		if v != "" {
-			callArgs[k] = v
-		}
-	}
-	for k, v := range map[string]time.Time{"started_at": t.StartedAt, "ended_at": t.EndedAt} {
-		if !v.IsZero() {
-			callArgs[k] = v.Format(time.RFC3339Nano)
-		}
-	}
-	var res mcpserver.EndOutput
-	if _, err := c.callTool(ctx, mcpserver.ToolEnd, callArgs, &res); err != nil {
-		return err
+	res, err := c.endSession(ctx, t, endOptions{wait: *wait})
+	if err != nil {
+		return fmt.Errorf("%s: %w", *file, err)
 	}
 	if *asJSON {
 		return printJSON(out, res)

@@ -37,6 +37,8 @@ func commands() []command {
 		{"worker", "run the Temporal worker against external services", runWorker},
 		{"mcp", "run the MCP server (stdio or streamable HTTP) against external services", runMCP},
 		{"session-end", "end a session from a transcript file and distil it", runSessionEnd},
+		{"hook", "a coding agent's hook: hand sessions over, inject context (hook claude-code | hook codex)", runHook},
+		{"import", "backfill past sessions from an agent's logs (import --from claude-code | codex)", runImport},
 		{"recall", "recall memories for a query", runRecall},
 		{"history", "show a memory's versions and the decisions behind them", runHistory},
 		{"merge", "undo a merge decision (merge undo <decision-id>)", runMerge},

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -150,8 +151,35 @@ func primaryOf(args string) (string, primaryKind) {
 		if v, ok := obj[pk.key].(string); ok && strings.TrimSpace(v) != "" {
 			return v, pk.kind
 		}
+		if argv, ok := obj[pk.key].([]any); ok && pk.kind == primaryCommand {
+			if line := commandLine(argv); line != "" {
+				return line, pk.kind
+			}
+		}
 	}
 	return args, primaryOther
+}
+
+// commandLine reads a command given as an argument vector (Codex's
+// ["bash", "-lc", "npm test"]): a shell's script, or the words joined.
+func commandLine(argv []any) string {
+	words := make([]string, 0, len(argv))
+	for _, a := range argv {
+		s, ok := a.(string)
+		if !ok {
+			return ""
+		}
+		words = append(words, s)
+	}
+	if len(words) == 3 && isShellTool(filepath.Base(words[0])) && (words[1] == "-c" || words[1] == "-lc") {
+		return words[2]
+	}
+	for i, w := range words {
+		if w == "" || strings.ContainsAny(w, " \t'\"$") {
+			words[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // Error recognition. The patterns look for errors where programs put them

@@ -67,7 +67,7 @@ func agentInsights(events []memory.Event) []insight {
 				continue
 			}
 			if cur != nil && len([]rune(cur.text))+len([]rune(sent)) <= maxInsightRunes {
-				cur.text += " " + sent
+				cur.text = endSentence(cur.text) + " " + sent
 				cur.p = max(cur.p, p)
 				continue
 			}

@@ -52,13 +52,15 @@ func fold(s string) string {
 // splitSentences splits text at sentence ends: Chinese 。！？, English
 // .!? followed by a space or the end (not inside numbers like 2.3.1 or
 // abbreviations like e.g.), and line breaks. Terminal punctuation stays
-// with its sentence.
+// with its sentence. Agents write Markdown: a line's quote, bullet,
+// number or heading marker and bold or italic emphasis are dropped, and
+// table rules are no sentence.
 func splitSentences(s string) []string {
 	var out []string
 	rs := []rune(s)
 	start := 0
 	emit := func(end int) {
-		if t := strings.TrimSpace(string(rs[start:end])); t != "" {
+		if t := plainLine(string(rs[start:end])); t != "" {
 			out = append(out, t)
 		}
 		start = end
@@ -88,6 +90,25 @@ func splitSentences(s string) []string {
 	}
 	emit(len(rs))
 	return out
+}
+
+var (
+	mdMarkerRE   = regexp.MustCompile(`^(?:>\s*)*(?:[-*+•]\s+|\d{1,3}[.)]\s+|#{1,6}\s+)?(?:\[[ xX]\]\s+)?`)
+	mdEmphasisRE = regexp.MustCompile(`\*\*([^*\n]+)\*\*|__([^_\n]+)__`)
+	mdRuleRE     = regexp.MustCompile(`^[\s|:\-=*_]+$`)
+)
+
+// plainLine is a piece of Markdown as plain text.
+func plainLine(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || mdRuleRE.MatchString(s) && strings.ContainsAny(s, "-=*_") {
+		return ""
+	}
+	s = mdMarkerRE.ReplaceAllString(s, "")
+	if strings.Contains(s, "**") || strings.Contains(s, "__") {
+		s = mdEmphasisRE.ReplaceAllString(s, "$1$2")
+	}
+	return strings.TrimSpace(s)
 }
 
 var abbrevRE = regexp.MustCompile(`(?i)(\be\.g|\bi\.e|\betc|\bvs|\bmr|\bmrs|\bdr|\bno|\bapprox)$`)
@@ -188,4 +209,17 @@ func wordCount(s string) int {
 		}
 	}
 	return len(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || isHan(r) })) + han/2
+}
+
+// endSentence ends s with a full stop when it has no closing punctuation,
+// so that a sentence joined after it starts a sentence of its own.
+func endSentence(s string) string {
+	last, _ := utf8.DecodeLastRuneInString(s)
+	if strings.ContainsRune(".!?。！？…;；:：", last) {
+		return s
+	}
+	if langOf(s) == langZH {
+		return s + "。"
+	}
+	return s + "."
 }

@@ -239,6 +239,10 @@ func (s *Store) Episodes(ctx context.Context, f memory.EpisodeFilter) ([]memory.
 		conds = append(conds, "task_type = {task_type:String}")
 		args = append(args, ch.Named("task_type", f.TaskType))
 	}
+	if f.Entity != "" {
+		conds = append(conds, "has(entities, {entity:String})")
+		args = append(args, ch.Named("entity", f.Entity))
+	}
 	if !f.Since.IsZero() {
 		conds = append(conds, "ended_at >= {since:DateTime64(3, 'UTC')}")
 		args = append(args, ch.Named("since", ceilMilli(f.Since)))

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hindsight-memory/hindsight/mcpserver"
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// readTranscriptFile reads a transcript file in any format
+// memory.ParseTranscript knows. A Claude Code session is read with its
+// subagents' logs, from the subagents/ folder beside it
+// (<project>/<session>/subagents/*.jsonl), when there is one.
+func readTranscriptFile(path string) (memory.Transcript, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return memory.Transcript{}, err
+	}
+	loc, err := timeZone()
+	if err != nil {
+		return memory.Transcript{}, err
+	}
+	t, err := memory.ParseTranscript(data, loc)
+	if err != nil {
+		return memory.Transcript{}, fmt.Errorf("%s: %s", path, memory.ErrorMessage(err))
+	}
+	if t.Format != memory.FormatClaudeCode {
+		return t, nil
+	}
+	subs, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(path, filepath.Ext(path)), "subagents", "*.jsonl"))
+	if len(subs) == 0 {
+		return t, nil
+	}
+	logs := make([][]byte, 0, len(subs))
+	for _, s := range subs {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			return memory.Transcript{}, err
+		}
+		logs = append(logs, b)
+	}
+	if t, err = memory.ParseClaudeCode(data, loc, logs...); err != nil {
+		return memory.Transcript{}, fmt.Errorf("%s: %s", path, memory.ErrorMessage(err))
+	}
+	return t, nil
+}
+
+// endOptions are how a transcript is handed over.
+type endOptions struct {
+	wait     bool
+	keepOpen bool   // store the events, distil later
+	user     string // the session's user, when the transcript names none
+}
+
+// endSession validates a transcript and sends it with session_end, the way
+// an agent would.
+func (c *clientFlags) endSession(ctx context.Context, t memory.Transcript, o endOptions) (mcpserver.EndOutput, error) {
+	if t.UserID == "" {
+		t.UserID = o.user
+	}
+	// Validate here too, so a bad file fails before anything is sent.
+	probe := t
+	probe.Events = append([]memory.Event(nil), t.Events...)
+	if err := probe.Normalize(memory.DefaultTenant, time.Now()); err != nil {
+		return mcpserver.EndOutput{}, fmt.Errorf("%s", memory.ErrorMessage(err))
+	}
+	events := make([]map[string]any, 0, len(t.Events))
+	for _, e := range t.Events {
+		ev := map[string]any{"role": string(e.Role), "content": e.Content}
+		if !e.TS.IsZero() {
+			ev["ts"] = e.TS.Format(time.RFC3339Nano)
+		}
+		for k, v := range map[string]string{"tool_name": e.ToolName, "tool_args": e.ToolArgs, "tool_result": e.ToolResult, "error": e.Error} {
+			if v != "" {
+				ev[k] = v
+			}
+		}
+		events = append(events, ev)
+	}
+	args := map[string]any{"session_id": t.SessionID, "events": events, "wait": o.wait}
+	if o.keepOpen {
+		args["keep_open"] = true
+	}
+	for k, v := range map[string]string{"task": t.Task, "outcome": string(t.Outcome), "user_id": t.UserID, "agent": t.Agent, "project": t.Project} {
+		if v != "" {
+			args[k] = v
+		}
+	}
+	for k, v := range map[string]time.Time{"started_at": t.StartedAt, "ended_at": t.EndedAt} {
+		if !v.IsZero() {
+			args[k] = v.Format(time.RFC3339Nano)
+		}
+	}
+	var res mcpserver.EndOutput
+	_, err := c.callTool(ctx, mcpserver.ToolEnd, args, &res)
+	return res, err
+}
