@@ -158,6 +158,7 @@ func testEpisodes(t *testing.T, s memory.EpisodicStore) {
 	e1 := episode(tenant, "s1", base, "data-import")
 	e2 := episode(tenant, "s2", base.Add(24*time.Hour), "report")
 	e3 := episode(tenant, "s3", base.Add(48*time.Hour), "data-import")
+	e3.Entities = append(e3.Entities, "billing")
 	for _, e := range []memory.Episode{e1, e2, e3, e1} { // e1 twice: idempotent
 		must(t, s.PutEpisode(ctx, e))
 	}
@@ -193,6 +194,11 @@ func testEpisodes(t *testing.T, s memory.EpisodicStore) {
 	must(t, err)
 	if ids := episodeIDs(bySession); !slices.Equal(ids, []string{e2.ID}) {
 		t.Fatalf("Episodes by session = %v", ids)
+	}
+	inProject, err := s.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Entity: "billing", Limit: 5})
+	must(t, err)
+	if ids := episodeIDs(inProject); !slices.Equal(ids, []string{e3.ID}) {
+		t.Fatalf("Episodes by entity = %v, want only s3", ids)
 	}
 	// Replacing an episode changes what readers see.
 	e2.Outcome = memory.OutcomeFailure
