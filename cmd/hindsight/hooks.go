@@ -293,7 +293,7 @@ distilled once. --print-config prints the config.toml line.`, "HINDSIGHT_URL", "
 		if err != nil {
 			self = "hindsight"
 		}
-		fmt.Fprintf(out, "# In ~/.codex/config.toml (top level, before any [table]):\nnotify = [%q, \"hook\", \"codex\"]\n\n# And give Codex the memory tools (Codex's streamable HTTP client):\n[mcp_servers.hindsight]\nurl = %q\n", self, h.url)
+		fmt.Fprintf(out, "# In ~/.codex/config.toml (top level, before any [table]):\nnotify = [%q, \"hook\", \"codex\"]\n\n# And give Codex the memory tools (stdio, forwarded to the running Hindsight):\n[mcp_servers.hindsight]\ncommand = %q\nargs = [\"mcp\", \"--transport\", \"stdio\", \"--url\", %q]\n", self, self, h.url)
 		return nil
 	}
 	var raw string
