@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hindsight-memory/hindsight/lang/callargs"
 	"github.com/hindsight-memory/hindsight/memory"
@@ -321,6 +322,9 @@ func (p *promoter) add(content, counter string, memberIdx []int, g *failureGroup
 		pr.Sources = sortedUnion(pr.Sources, sources)
 		pr.Seen = len(pr.Sources)
 		pr.Candidate.Evidence = sortedUnion(pr.Candidate.Evidence, evidence)
+		if t := latestEnd(sub); t.After(pr.Candidate.ObservedAt) {
+			pr.Candidate.ObservedAt = t
+		}
 		pr.Reason += "; " + reason
 		return false
 	}
@@ -334,12 +338,24 @@ func (p *promoter) add(content, counter string, memberIdx []int, g *failureGroup
 			TaskType:       d.taskType(),
 			Entities:       newDigest(sub).entities(6),
 			Evidence:       sortedUnion(nil, evidence),
+			// Learned by the sessions that show it, as of the last one.
+			ObservedAt: latestEnd(sub),
 		},
 		Sources: sources,
 		Seen:    len(sources),
 		Reason:  reason,
 	})
 	return true
+}
+
+func latestEnd(eps []memory.Episode) time.Time {
+	var t time.Time
+	for _, ep := range eps {
+		if ep.EndedAt.After(t) {
+			t = ep.EndedAt
+		}
+	}
+	return t
 }
 
 func sortedUnion(a, b []string) []string {

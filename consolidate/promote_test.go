@@ -216,6 +216,15 @@ func TestPromotionCandidate(t *testing.T) {
 		Seen:    3,
 		Reason:  "failure seen in 4 of 7 episodes, fixed the same way in 3",
 	}
+	// Dated by the last session that shows it.
+	for _, ep := range englishCluster() {
+		if slices.Contains(want.Sources, ep.ID) && ep.EndedAt.After(want.Candidate.ObservedAt) {
+			want.Candidate.ObservedAt = ep.EndedAt
+		}
+	}
+	if want.Candidate.ObservedAt.IsZero() {
+		t.Fatal("the cluster's episodes have no end times")
+	}
 	if !reflect.DeepEqual(ps[0], want) {
 		t.Errorf("promotion\n got %+v\nwant %+v", ps[0], want)
 	}
