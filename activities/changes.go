@@ -27,7 +27,12 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 		if err != nil {
 			return nil, temporalError(err)
 		}
-		d, err := plan.Correct(op(0, m.ID), m, r.Content, r.Outdated)
+		var d memory.Decision
+		if r.Pin != "" {
+			d, err = plan.Pin(op(0, m.ID), m, r.Pin == "pin")
+		} else {
+			d, err = plan.Correct(op(0, m.ID), m, r.Content, r.Outdated)
+		}
 		if err != nil {
 			return nil, temporalError(err)
 		}

@@ -44,6 +44,8 @@ type Request struct {
 	All         bool     `json:"all,omitempty"`
 	Content     string   `json:"content,omitempty"`
 	Outdated    bool     `json:"outdated,omitempty"`
+	// OpCorrect: "pin" or "unpin" instead of new content.
+	Pin string `json:"pin,omitempty"`
 	Helped      bool     `json:"helped,omitempty"`
 	DecisionID  string   `json:"decision_id,omitempty"`
 	Force       bool     `json:"force,omitempty"`
@@ -79,8 +81,11 @@ func (r Request) Validate() error {
 		if len(r.MemoryIDs) != 1 {
 			return memory.Invalidf(op, "correct needs exactly one memory_id")
 		}
-		if r.Content == "" && !r.Outdated {
-			return memory.Invalidf(op, "correct needs new content or outdated=true")
+		if r.Pin != "" && r.Pin != "pin" && r.Pin != "unpin" {
+			return memory.Invalidf(op, "pin is %q; give pin or unpin", r.Pin)
+		}
+		if r.Content == "" && !r.Outdated && r.Pin == "" {
+			return memory.Invalidf(op, "correct needs new content, outdated=true, or pin")
 		}
 	case OpFeedback:
 		if len(r.MemoryIDs) == 0 {

@@ -41,6 +41,41 @@ func alreadyApplied(op Op, action memory.DecisionAction, m memory.Memory) (memor
 	return d, true
 }
 
+// Pin plans pinning or unpinning m: a pinned memory never decays and is
+// never archived. It is a correction by a person, undone like any other.
+func Pin(op Op, m memory.Memory, pinned bool) (memory.Decision, error) {
+	const name = "plan: pin"
+	if err := op.validate(name); err != nil {
+		return memory.Decision{}, err
+	}
+	if err := validateMemory(name, m); err != nil {
+		return memory.Decision{}, err
+	}
+	switch m.Status {
+	case memory.StatusForgotten, memory.StatusQuarantined:
+		return memory.Decision{}, memory.Invalidf(name, "memory %s is %s and cannot be pinned", m.ID, m.Status)
+	}
+	if d, ok := alreadyApplied(op, memory.ActionCorrect, m); ok {
+		return d, nil
+	}
+	d := memoryDecision(op, memory.ActionCorrect, m)
+	word := map[bool]string{true: "pinned", false: "unpinned"}[pinned]
+	if m.Pinned == pinned {
+		d.Reason = fmt.Sprintf("no change: %s is already %s", m.ID, word)
+		return d, nil
+	}
+	n := nextVersion(m, op, word)
+	n.Pinned = pinned
+	if !pinned {
+		// Decay resumes from now, not from when it was pinned.
+		n.DecayAnchor = op.Now
+	}
+	n.Status = op.lifecycle().StatusAt(n, op.Now)
+	d.Reason = word
+	d.Before, d.After = []memory.Memory{m}, []memory.Memory{n}
+	return d, nil
+}
+
 // Correct plans memory_correct on m, the memory's current version:
 // either new content (a new version with the text replaced, its hash
 // recomputed, flagged memory.FlagUserStated) or, with outdated set, a new

@@ -416,3 +416,23 @@ func TestPlanMergeConflictSaidEarlierIsHistory(t *testing.T) {
 		t.Errorf("the earlier statement must be history: %+v", old)
 	}
 }
+
+func TestPin(t *testing.T) {
+	m := stored("mem_p", memory.KindRule, "Never deploy on Fridays.", "ep_1")
+	op := Op{DecisionID: "dec-pin", Now: t0.Add(200 * 24 * time.Hour)}
+	d, err := Pin(op, m, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := d.After[0]
+	if !n.Pinned || n.Version != 2 || n.Status != memory.StatusLive || d.Reason != "pinned" {
+		t.Errorf("pinned: %+v (%s)", n, d.Reason)
+	}
+	if again, _ := Pin(Op{DecisionID: "dec-pin2", Now: op.Now}, n, true); len(again.After) != 0 {
+		t.Errorf("pinning a pinned memory changed it: %+v", again.After)
+	}
+	u, err := Pin(Op{DecisionID: "dec-unpin", Now: op.Now}, n, false)
+	if err != nil || u.After[0].Pinned || !u.After[0].DecayAnchor.Equal(op.Now) {
+		t.Errorf("unpinned: %v %+v", err, u.After)
+	}
+}

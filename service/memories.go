@@ -111,6 +111,19 @@ func (s *Service) Correct(ctx context.Context, tenant, id, content string, outda
 	return d, reply.Repeat, err
 }
 
+// Pin pins or unpins a memory (a pinned memory never decays), as a
+// decision that can be undone.
+func (s *Service) Pin(ctx context.Context, tenant, id string, pinned bool, requestID string) (memory.Decision, bool, error) {
+	word := map[bool]string{true: "pin", false: "unpin"}[pinned]
+	rid := s.requestID(ledger.OpCorrect, tenant, requestID, id, word)
+	reply, err := s.ledger(ctx, ledger.Request{ID: rid, Tenant: tenant, Op: ledger.OpCorrect, MemoryIDs: []string{id}, Pin: word})
+	if err != nil {
+		return memory.Decision{}, false, err
+	}
+	d, err := firstDecision(reply)
+	return d, reply.Repeat, err
+}
+
 // Feedback records that a task which used the memories succeeded (helped)
 // or failed, moving their confidence.
 // A retry (the same request ID, or the same feedback within
