@@ -45,11 +45,11 @@ type Request struct {
 	Content     string   `json:"content,omitempty"`
 	Outdated    bool     `json:"outdated,omitempty"`
 	// OpCorrect: "pin" or "unpin" instead of new content.
-	Pin string `json:"pin,omitempty"`
-	Helped      bool     `json:"helped,omitempty"`
-	DecisionID  string   `json:"decision_id,omitempty"`
-	Force       bool     `json:"force,omitempty"`
-	Reason      string   `json:"reason,omitempty"`
+	Pin        string `json:"pin,omitempty"`
+	Helped     bool   `json:"helped,omitempty"`
+	DecisionID string `json:"decision_id,omitempty"`
+	Force      bool   `json:"force,omitempty"`
+	Reason     string `json:"reason,omitempty"`
 }
 
 // Validate checks a request before it is queued.
