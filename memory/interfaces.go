@@ -160,7 +160,11 @@ type DecisionFilter struct {
 	Tenant     string
 	MemoryID   string // decisions whose Before or After mention this memory
 	WorkflowID string
-	Limit      int // 0 means no limit
+	// Before keeps decisions made before it (exclusive): a feed's next page.
+	Before time.Time
+	// Newest orders newest first (a feed) instead of oldest first.
+	Newest bool
+	Limit  int // 0 means no limit
 }
 
 // DecisionLog is the audit log of every change to semantic memory.
@@ -169,7 +173,8 @@ type DecisionLog interface {
 	LogDecision(ctx context.Context, d Decision) error
 	// Decision returns one decision or ENOTFOUND.
 	Decision(ctx context.Context, tenant, id string) (Decision, error)
-	// Decisions returns the decisions matching f, oldest first.
+	// Decisions returns the decisions matching f, oldest first (newest
+	// first with f.Newest).
 	Decisions(ctx context.Context, f DecisionFilter) ([]Decision, error)
 }
 

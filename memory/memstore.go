@@ -356,12 +356,16 @@ func (s *MemStore) Decisions(ctx context.Context, f DecisionFilter) ([]Decision,
 	for _, id := range s.order[f.Tenant] {
 		d := s.decisions[f.Tenant][id]
 		if f.WorkflowID != "" && d.WorkflowID != f.WorkflowID ||
-			f.MemoryID != "" && !d.Mentions(f.MemoryID) {
+			f.MemoryID != "" && !d.Mentions(f.MemoryID) ||
+			!f.Before.IsZero() && !d.CreatedAt.Before(f.Before) {
 			continue
 		}
 		out = append(out, d)
 	}
 	slices.SortStableFunc(out, func(a, b Decision) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	if f.Newest {
+		slices.Reverse(out)
+	}
 	if f.Limit > 0 && len(out) > f.Limit {
 		out = out[:f.Limit]
 	}

@@ -400,6 +400,13 @@ func testDecisions(t *testing.T, s memory.EpisodicStore) {
 	if ids := decisionIDs(byWF); !slices.Equal(ids, []string{"dec_1"}) {
 		t.Fatalf("Decisions by workflow = %v", ids)
 	}
+	feed, err := s.Decisions(ctx, memory.DecisionFilter{Tenant: tenant, Newest: true, Limit: 1})
+	must(t, err)
+	next, err := s.Decisions(ctx, memory.DecisionFilter{Tenant: tenant, Newest: true, Before: feed[0].CreatedAt, Limit: 1})
+	must(t, err)
+	if a, b := decisionIDs(feed), decisionIDs(next); !slices.Equal(a, []string{"dec_2"}) || !slices.Equal(b, []string{"dec_1"}) {
+		t.Fatalf("newest-first pages = %v then %v", a, b)
+	}
 	if _, err := s.Decision(ctx, tenant, "nope"); !memory.IsNotFound(err) {
 		t.Fatalf("unknown decision = %v, want ENOTFOUND", err)
 	}

@@ -133,7 +133,14 @@ func (s *Store) Decisions(ctx context.Context, f memory.DecisionFilter) ([]memor
 		conds = append(conds, "workflow_id = {workflow:String}")
 		args = append(args, ch.Named("workflow", f.WorkflowID))
 	}
+	if !f.Before.IsZero() {
+		conds = append(conds, "created_at < {before:DateTime64(3, 'UTC')}")
+		args = append(args, ch.Named("before", ceilMilli(f.Before)))
+	}
 	tail := " ORDER BY created_at, write_seq"
+	if f.Newest {
+		tail = " ORDER BY created_at DESC, write_seq DESC"
+	}
 	if f.Limit > 0 {
 		tail += " LIMIT {limit:UInt64}"
 		args = append(args, ch.Named("limit", uint64(f.Limit)))
