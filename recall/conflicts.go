@@ -103,3 +103,43 @@ var polarityStems = func() map[string]bool {
 	}
 	return m
 }()
+
+// Conflicts finds up to max pairs among ms that contradict each other by
+// the opposite-polarity rule: same kind and scope, one negated, and most
+// of their content terms shared. Each text is read once, and only pairs
+// that share a term are compared, so a tenant's whole store can be
+// checked (the console's "conflicts awaiting attention").
+func Conflicts(ms []memory.Memory, max int) [][2]memory.Memory {
+	pols := make([]polarity, len(ms))
+	byTerm := map[string][]int{} // term → the non-negated memories holding it
+	for i, m := range ms {
+		pols[i] = polarityOf(m.Content)
+		if !pols[i].negated {
+			for t := range pols[i].terms {
+				byTerm[t] = append(byTerm[t], i)
+			}
+		}
+	}
+	var out [][2]memory.Memory
+	for i, m := range ms {
+		if !pols[i].negated {
+			continue
+		}
+		seen := map[int]bool{}
+		for t := range pols[i].terms {
+			for _, j := range byTerm[t] {
+				if seen[j] || ms[j].Kind != m.Kind || ms[j].Scope.Norm() != m.Scope.Norm() {
+					continue
+				}
+				seen[j] = true
+				if ok, _ := conflictOf(m, ms[j], pols[i], pols[j]); ok {
+					out = append(out, [2]memory.Memory{ms[j], m})
+					if len(out) >= max {
+						return out
+					}
+				}
+			}
+		}
+	}
+	return out
+}

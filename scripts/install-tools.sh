@@ -3,10 +3,13 @@
 #
 #   docker-compose  validates docker-compose.yml (`docker-compose config`);
 #                   no Docker engine is needed for that.
+#   chromium        the console's browser test, driven with chromedp
+#                   (headless; the Go test finds `chromium` on PATH).
 set -euo pipefail
 
 need=()
 command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [[ ${#need[@]} -eq 0 ]]; then
 	exit 0
 fi

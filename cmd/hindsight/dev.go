@@ -16,6 +16,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/app"
+	"github.com/hindsight-memory/hindsight/console"
 	"github.com/hindsight-memory/hindsight/devserver"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/metrics"
@@ -179,7 +180,11 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	st.http, err = listenHTTP(o.stack.mcpAddr, "the MCP server", "--mcp-addr", mcpMux(mcp, tokens, o.stack.tenant, sessions, ops), log)
+	ui, err := consoleHandler(ctx, st.service, st.runtime.Store, tokens, o.stack.tenant, st.temporal.UIAddr(), log)
+	if err != nil {
+		return nil, err
+	}
+	st.http, err = listenHTTP(o.stack.mcpAddr, "the MCP server", "--mcp-addr", mcpMux(mcp, tokens, o.stack.tenant, sessions, ops, ui), log)
 	if err != nil {
 		return nil, err
 	}
@@ -211,6 +216,7 @@ func (st *devStack) printEndpoints(w io.Writer) {
 	fmt.Fprintf(w, "hindsight %s is running (data in %s)\n", version, st.dataDir)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  MCP server (streamable HTTP)\t%s\n", st.mcpURL())
+	fmt.Fprintf(tw, "  memory console\thttp://%s%s/\n", st.http.Addr(), console.Path)
 	fmt.Fprintf(tw, "  Temporal frontend\t%s\n", st.temporal.FrontendAddr())
 	if ui := st.temporal.UIAddr(); ui != "" {
 		fmt.Fprintf(tw, "  Temporal Web UI\t%s\n", ui)

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/hindsight-memory/hindsight/app"
+	"github.com/hindsight-memory/hindsight/console"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/metrics"
 	"github.com/hindsight-memory/hindsight/service"
@@ -170,11 +171,15 @@ dev server's memory.`, append(stackEnvs, "HINDSIGHT_URL", "HINDSIGHT_TOKEN")...)
 	if err != nil {
 		return err
 	}
-	h, err := listenHTTP(s.mcpAddr, "the MCP server", "--mcp-addr", mcpMux(srv, tokens, s.tenant, sessions, opsMux(readiness{temporal: tc, store: rt.Store}, m)), log)
+	ui, err := consoleHandler(ctx, svc, rt.Store, tokens, s.tenant, os.Getenv("TEMPORAL_UI_URL"), log)
 	if err != nil {
 		return err
 	}
-	log.Info("MCP server listening", "url", "http://"+h.Addr()+"/mcp")
+	h, err := listenHTTP(s.mcpAddr, "the MCP server", "--mcp-addr", mcpMux(srv, tokens, s.tenant, sessions, opsMux(readiness{temporal: tc, store: rt.Store}, m), ui), log)
+	if err != nil {
+		return err
+	}
+	log.Info("MCP server listening", "url", "http://"+h.Addr()+"/mcp", "console", "http://"+h.Addr()+console.Path+"/")
 	<-ctx.Done()
 	return h.Close()
 }

@@ -14,9 +14,11 @@ import (
 	mcpserver_ "github.com/mark3labs/mcp-go/server"
 	"go.temporal.io/sdk/client"
 
+	"github.com/hindsight-memory/hindsight/console"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/metrics"
+	"github.com/hindsight-memory/hindsight/service"
 )
 
 // checkListen refuses to serve tenants' memories beyond this machine
@@ -115,8 +117,26 @@ func (s *httpServer) Close() error {
 	return s.srv.Shutdown(ctx)
 }
 
-// mcpMux serves the MCP endpoint at /mcp next to the ops endpoints.
-func mcpMux(s *mcpserver_.MCPServer, tokens *mcpserver.Tokens, tenant string, sessions *mcpserver.Sessions, ops *http.ServeMux) http.Handler {
+// consoleHandler is the memory console, served next to the MCP endpoint
+// with the same tenants and tokens. Its cookies are signed with a
+// deployment key kept in the store's settings, so a sign-in holds on every
+// replica and across restarts.
+func consoleHandler(ctx context.Context, svc *service.Service, store memory.EpisodicStore, tokens *mcpserver.Tokens, tenant, temporalUI string, log *slog.Logger) (http.Handler, error) {
+	key, err := memory.DeploymentSecret(ctx, store, "console.session.key")
+	if err != nil {
+		return nil, err
+	}
+	return console.New(console.Options{Service: svc, Store: store, Tokens: tokens, DefaultTenant: tenant, Key: []byte(key),
+		TemporalUI: temporalUI, Namespace: envOr("TEMPORAL_NAMESPACE", "default"), Logger: log})
+}
+
+// mcpMux serves the MCP endpoint at /mcp, and the console at /ui, next to
+// the ops endpoints.
+func mcpMux(s *mcpserver_.MCPServer, tokens *mcpserver.Tokens, tenant string, sessions *mcpserver.Sessions, ops *http.ServeMux, ui http.Handler) http.Handler {
+	if ui != nil {
+		ops.Handle(console.Path, ui)
+		ops.Handle(console.Path+"/", ui)
+	}
 	var origins []string
 	for o := range strings.SplitSeq(os.Getenv("HINDSIGHT_ALLOWED_ORIGINS"), ",") {
 		if o = strings.TrimSpace(o); o != "" {
