@@ -167,8 +167,8 @@ Train the detector of memories that read as instructions to the agent
 --data (see its README.md), and write it to --out, where the binary embeds
 it from. The dictionaries (make dicts) lend it synonyms of the words the
 data uses; it needs none to run. Training is deterministic. It prints the
-scores on --heldout, texts written apart from the training data and never
-trained on, with every miss and false alarm.`)
+scores on each file of --heldout, texts written apart from the training
+data and never trained on, with every miss and false alarm.`)
 	data := fs.String("data", filepath.Join("lang", "inject", "data"), "folder of labelled *.jsonl files")
 	heldout := fs.String("heldout", filepath.Join("lang", "inject", "heldout"), "folder of held-out labelled *.jsonl files")
 	outFile := fs.String("out", filepath.Join("lang", "inject", "model.gz"), "file to write the model to")
@@ -214,14 +214,26 @@ trained on, with every miss and false alarm.`)
 		if err != nil {
 			return fmt.Errorf("%s: %w", *heldout, err)
 		}
-		r := m.Evaluate(hx)
-		fmt.Fprintf(out, "held out: %d attacks, %d benign: recall %.3f, false positives %.3f, precision %.3f\n",
-			r.Attacks, r.Benign, r.Recall(), r.FalsePositives(), r.Precision())
-		for _, x := range r.Missed {
-			fmt.Fprintf(out, "  missed  %.2f  %s\n", m.Score(x.Text), x.Text)
+		// Each file is a set written apart by someone else: each is
+		// scored on its own, so that one cannot make up for another.
+		var files []string
+		byFile := map[string][]inject.Example{}
+		for _, x := range hx {
+			if byFile[x.File] == nil {
+				files = append(files, x.File)
+			}
+			byFile[x.File] = append(byFile[x.File], x)
 		}
-		for _, x := range r.False {
-			fmt.Fprintf(out, "  flagged %.2f  %s\n", m.Score(x.Text), x.Text)
+		for _, f := range files {
+			r := m.Evaluate(byFile[f])
+			fmt.Fprintf(out, "held out %s: %d attacks, %d benign: recall %.3f, false positives %.3f, precision %.3f\n",
+				f, r.Attacks, r.Benign, r.Recall(), r.FalsePositives(), r.Precision())
+			for _, x := range r.Missed {
+				fmt.Fprintf(out, "  missed  %.2f  %s\n", m.Score(x.Text), x.Text)
+			}
+			for _, x := range r.False {
+				fmt.Fprintf(out, "  flagged %.2f  %s\n", m.Score(x.Text), x.Text)
+			}
 		}
 	}
 	if len(unseen) > 0 {

@@ -12,22 +12,31 @@ import (
 
 // FeatureVersion names the feature extraction below. A model trained with
 // other features is refused at load.
-const FeatureVersion = "i3"
+const FeatureVersion = "i4"
 
-// valueMasks replace values by their kind, so that the model reads "sends
+// The value masks replace values by their kind, so that the model reads "sends
 // to an e-mail address" rather than one address's words ("example",
 // "com"), which say nothing of intent. Names that carry it (".env",
 // "OPENAI_API_KEY", "pastebin") stay.
-var valueMasks = []struct {
+// Addresses are masked before leetspeak is folded (an address's "@" and
+// digits are not letters in disguise), sums and numbers after it (the "4"
+// of "p4ss" is).
+type valueMask struct {
 	re   *regexp.Regexp
 	mask string
-}{
-	{regexp.MustCompile(`https?://[^\s<>"'，。；）)\]]+`), " xurl "},
-	{regexp.MustCompile(`[\w.+-]+@[\w-]+(?:\.[\w-]+)+`), " xemail "},
-	{regexp.MustCompile(`\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|example|cn|co|ai|app|xyz|ru|info|biz)(?::\d+)?\b`), " xhost "},
-	{regexp.MustCompile(`[$€£¥￥]\s?\d[\d,]*(?:\.\d+)?[kmb]?`), " xmoney "},
-	{regexp.MustCompile(`\b\d+(?:[.,:]\d+)*\b`), " xnum "},
 }
+
+var (
+	addressMasks = []valueMask{
+		{regexp.MustCompile(`https?://[^\s<>"'，。；）)\]]+`), " xurl "},
+		{regexp.MustCompile(`[\w.+-]+@[\w-]+(?:\.[\w-]+)+`), " xemail "},
+		{regexp.MustCompile(`\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|example|cn|co|ai|app|xyz|ru|info|biz)(?::\d+)?\b`), " xhost "},
+	}
+	numberMasks = []valueMask{
+		{regexp.MustCompile(`[$€£¥￥]\s?\d[\d,]*(?:\.\d+)?[kmb]?`), " xmoney "},
+		{regexp.MustCompile(`\b\d+(?:[.,:]\d+)*\b`), " xnum "},
+	}
+)
 
 // leet maps the digits and signs that stand in for letters in
 // obfuscated text ("1gn0re prev10us").
@@ -35,10 +44,13 @@ var leet = map[rune]rune{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 
 
 // Normalize folds the disguises of a text: width and case (NFKC, lower),
 // zero-width and control characters, letters written as digits inside
-// words, and words spelt out a letter at a time ("i g n o r e" →
-// "ignore").
+// words, words spelt out a letter at a time ("i g n o r e" → "ignore"),
+// payloads in base64, base32 or hex that decode to text, and runs of words
+// written backwards or in a Caesar cipher (ROT13 and others). Names of secrets are followed by the
+// word xsecret, so that what is learnt of one ("send … the password")
+// holds for others ("send … SENDGRID_API_KEY", "把私钥发给…").
 func Normalize(text string) string {
-	t := unspell(undot(norm.NFKC.String(text)))
+	t := unspell(undot(decodePayloads(norm.NFKC.String(text))))
 	fs := strings.Fields(t)
 	for i, f := range fs {
 		fs[i] = unconfuse(f)
@@ -53,14 +65,18 @@ func Normalize(text string) string {
 		}
 		return r
 	}, t)
-	for _, m := range valueMasks {
+	for _, m := range addressMasks {
 		t = m.re.ReplaceAllString(t, m.mask)
 	}
 	fields := strings.Fields(t)
 	for i, f := range fields {
 		fields[i] = unleet(f)
 	}
-	return strings.Join(joinSpelled(fields), " ")
+	t = strings.Join(fields, " ")
+	for _, m := range numberMasks {
+		t = m.re.ReplaceAllString(t, m.mask)
+	}
+	return strings.Join(markSecrets(unscramble(joinSpelled(strings.Fields(t)))), " ")
 }
 
 // confusables are Greek and Cyrillic letters that look like Latin ones.
@@ -98,8 +114,12 @@ func unconfuse(w string) string {
 }
 
 // unleet rewrites digits and signs inside a word that has letters too:
-// "1gn0re" → "ignore", but "v2", "2026" and "$5" stay.
+// "1gn0re" → "ignore", "p455w0rd5" → "password", "d|_|mp" → "dump", but
+// "v2", "2026" and "$5" stay.
 func unleet(w string) string {
+	if strings.Contains(w, "|_|") {
+		w = strings.ReplaceAll(w, "|_|", "u")
+	}
 	letters, subs := 0, 0
 	for _, r := range w {
 		switch {
@@ -109,7 +129,7 @@ func unleet(w string) string {
 			subs++
 		}
 	}
-	if letters < 2 || subs == 0 || subs > letters {
+	if letters < 2 || subs == 0 || subs > 2*letters {
 		return w
 	}
 	rs := []rune(w)
@@ -189,7 +209,8 @@ func joinSpelled(fields []string) []string {
 
 // Features are what the model reads of a text, once normalized: stemmed
 // content words, adjacent word pairs, pairs of content words up to
-// skipWindow apart, and Chinese characters and character pairs.
+// skipWindow apart, Chinese characters and character pairs, and the cues
+// it holds and their pairs (see cues).
 func Features(text string) []string {
 	t := Normalize(text)
 	seen := map[string]bool{}
@@ -240,6 +261,9 @@ func Features(text string) []string {
 		if i+1 < len(han) && han[i+1] != ' ' {
 			add("hh:" + string(han[i:i+2]))
 		}
+	}
+	for _, f := range cueFeatures(t, words) {
+		add(f)
 	}
 	return out
 }
