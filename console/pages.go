@@ -59,9 +59,20 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, who caller) e
 	if err != nil {
 		return err
 	}
-	now := c.o.Now().UTC()
+	// The last 30 days, or, when nothing was learned in them (a store of
+	// back-filled sessions), the 30 days up to the latest learning.
+	end := c.o.Now().UTC()
+	var latest time.Time
+	for _, m := range ms {
+		if m.CreatedAt.After(latest) {
+			latest = m.CreatedAt
+		}
+	}
 	const days = 30
-	start := now.Truncate(24*time.Hour).AddDate(0, 0, -(days - 1))
+	if !latest.IsZero() && latest.Before(end.AddDate(0, 0, -days)) {
+		end = latest.UTC()
+	}
+	start := end.Truncate(24*time.Hour).AddDate(0, 0, -(days - 1))
 	perDay := make([]dayCount, days)
 	for i := range perDay {
 		perDay[i].Day = start.AddDate(0, 0, i)

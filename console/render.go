@@ -82,7 +82,12 @@ func barChart(days []dayCount) template.HTML {
 			float64(i)*bw+1, float64(h)-bh, bw-2, bh, d.Day.Format("2006-01-02"), d.Count)
 	}
 	for _, i := range []int{0, len(days) / 2, len(days) - 1} {
-		fmt.Fprintf(&b, `<text x="%.0f" y="%d">%s</text>`, float64(i)*bw+1, h+pad-4, days[i].Day.Format("Jan 2"))
+		anchor := map[bool]string{true: "end", false: "start"}[i == len(days)-1]
+		x := float64(i)*bw + 1
+		if i == len(days)-1 {
+			x = float64(w) - 1
+		}
+		fmt.Fprintf(&b, `<text x="%.0f" y="%d" text-anchor="%s">%s</text>`, x, h+pad-4, anchor, days[i].Day.Format("Jan 2"))
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="12" text-anchor="end">max %d</text></svg>`, w-2, peak)
 	return template.HTML(b.String())
