@@ -35,7 +35,7 @@ dev: build chdb dicts
 
 ## test: vet, then every test (the chDB acceptance suite and end-to-end tests included)
 test: deps chdb dicts conformance tools vet
-	HINDSIGHT_REQUIRE_CONFORMANCE=1 HINDSIGHT_REQUIRE_DICTS=1 $(GO) test -count=1 -timeout 20m ./...
+	HINDSIGHT_REQUIRE_CONFORMANCE=1 HINDSIGHT_REQUIRE_DICTS=1 HINDSIGHT_REQUIRE_BROWSER=1 $(GO) test -count=1 -timeout 20m ./...
 
 ## bench: benchmarks (about 25 minutes; the numbers are in the README)
 bench: deps chdb dicts
@@ -43,6 +43,7 @@ bench: deps chdb dicts
 	$(GO) test -run '^$$' -bench . -benchtime 300x -timeout 30m ./store/clickhouse/
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m ./recall/
 	$(GO) test -run '^$$' -bench . -timeout 10m ./llm/offline/ ./merge/ ./consolidate/
+	$(GO) test -run '^$$' -bench BenchmarkConsolePages -benchtime 20x -timeout 10m ./cmd/hindsight/
 	$(GO) run ./cmd/hindsight bench write
 	$(if $(LOCOMO),$(GO) run ./cmd/hindsight eval locomo --data $(LOCOMO) --baseline,@echo "LoCoMo data not found next to the repository: skipping hindsight eval locomo")
 

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hindsight-memory/hindsight/mcpserver"
@@ -29,7 +30,6 @@ const Path = "/ui"
 // tools use, so every change is a ledger decision.
 type Service interface {
 	Recall(ctx context.Context, q memory.Query) (recall.Response, error)
-	Stats(ctx context.Context, tenant string) (service.Stats, error)
 	Correct(ctx context.Context, tenant, id, content string, outdated bool, requestID string) (memory.Decision, bool, error)
 	Pin(ctx context.Context, tenant, id string, pinned bool, requestID string) (memory.Decision, bool, error)
 	Undo(ctx context.Context, tenant, decisionID string, force bool) (memory.Decision, error)
@@ -68,6 +68,10 @@ type Console struct {
 	o    Options
 	tmpl *template.Template
 	mux  *http.ServeMux
+	// conflictIndex keeps each memory version's reading for the
+	// overview's conflict check.
+	conflictIndex recall.ConflictIndex
+	snaps         sync.Map // tenant and user → *overviewSnapshot
 }
 
 // New returns the console's handler, to mount at Path.
@@ -295,4 +299,6 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, who caller, statu
 var titles = map[string]string{"overview": "Overview", "memories": "Memories", "memory": "Memory", "episodes": "Episodes",
 	"episode": "Episode", "decisions": "Decisions", "confirm": "Confirm", "done": "Done", "receipt": "Forgotten", "signin": "Sign in", "error": "Error"}
 
-func urlQuery(s string) string { return strings.NewReplacer("%", "%25", "&", "%26", "#", "%23", "+", "%2B", " ", "%20", "?", "%3F").Replace(s) }
+func urlQuery(s string) string {
+	return strings.NewReplacer("%", "%25", "&", "%26", "#", "%23", "+", "%2B", " ", "%20", "?", "%3F").Replace(s)
+}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hindsight-memory/hindsight/memory"
-	"github.com/hindsight-memory/hindsight/recall"
 	"github.com/hindsight-memory/hindsight/service"
 )
 
@@ -50,15 +49,11 @@ type dayCount struct {
 }
 
 func (c *Console) overview(w http.ResponseWriter, r *http.Request, who caller) error {
-	ctx := r.Context()
-	stats, err := c.o.Service.Stats(ctx, who.Tenant)
+	ms, eps, err := c.snapshot(r, who)
 	if err != nil {
 		return err
 	}
-	ms, err := c.currentMemories(r, who, memory.MemoryFilter{})
-	if err != nil {
-		return err
-	}
+	stats := service.Summarize(who.Tenant, ms, eps)
 	// The last 30 days, or, when nothing was learned in them (a store of
 	// back-filled sessions), the 30 days up to the latest learning.
 	end := c.o.Now().UTC()
@@ -100,9 +95,65 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, who caller) e
 		"Stats": stats, "Total": len(ms), "PerDay": perDay, "Chart": barChart(perDay),
 		"KindChart": kindChart(stats.LiveByKind), "StatusChart": kindChart(stats.ByStatus),
 		"Most": most[:min(len(most), 8)], "Never": never[:min(len(never), 8)], "NeverCount": len(never),
-		"Conflicts": conflicts(live, 8), "Flagged": flagged[:min(len(flagged), 8)], "FlaggedCount": len(flagged),
+		"Conflicts": c.conflicts(live, 8), "Flagged": flagged[:min(len(flagged), 8)], "FlaggedCount": len(flagged),
 	})
 	return nil
+}
+
+// snapshot is the tenant's memories and episodes, read once for every
+// panel of the overview and kept while nothing was written: on a store
+// that counts its writes (memory.WriteCounter: chDB, the in-memory
+// store) until the count moves or snapshotLife passes, else for
+// snapshotLifeUncounted. Recall counts may lag by as much.
+func (c *Console) snapshot(r *http.Request, who caller) ([]memory.Memory, []memory.Episode, error) {
+	key := who.Tenant + "\x00" + who.UserID
+	counter, counted := c.o.Store.(memory.WriteCounter)
+	var writes uint64
+	if counted {
+		writes = counter.MemoryWrites(who.Tenant)
+	}
+	now := c.o.Now()
+	if v, ok := c.snaps.Load(key); ok {
+		s := v.(*overviewSnapshot)
+		life := snapshotLifeUncounted
+		if counted {
+			life = snapshotLife
+		}
+		if (!counted || s.writes == writes) && now.Sub(s.at) < life {
+			return s.ms, s.eps, nil
+		}
+	}
+	// One read of the memories and one of the episodes, side by side.
+	var eps []memory.Episode
+	var epErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		eps, epErr = c.o.Store.Episodes(r.Context(), memory.EpisodeFilter{Tenant: who.Tenant, UserID: who.UserID,
+			Statuses: []memory.EpisodeStatus{memory.EpisodeLive, memory.EpisodeSummary, memory.EpisodeCold}})
+	}()
+	ms, err := c.currentMemories(r, who, memory.MemoryFilter{})
+	<-done
+	if err != nil {
+		return nil, nil, err
+	}
+	if epErr != nil {
+		return nil, nil, epErr
+	}
+	c.snaps.Store(key, &overviewSnapshot{writes: writes, at: now, ms: ms, eps: eps})
+	return ms, eps, nil
+}
+
+const (
+	snapshotLife          = 30 * time.Second
+	snapshotLifeUncounted = 10 * time.Second
+)
+
+type overviewSnapshot struct {
+	writes uint64
+	at     time.Time
+	ms     []memory.Memory
+	eps    []memory.Episode
 }
 
 // conflict is two live memories that contradict each other.
@@ -111,9 +162,9 @@ type conflict struct{ A, B memory.Memory }
 // conflicts are live memories that contradict another live one: a person
 // should decide which holds. They are found the way recall marks
 // contradictions (recall.Conflicts).
-func conflicts(live []memory.Memory, n int) []conflict {
+func (c *Console) conflicts(live []memory.Memory, n int) []conflict {
 	var out []conflict
-	for _, p := range recall.Conflicts(live, n) {
+	for _, p := range c.conflictIndex.Find(live, n) {
 		out = append(out, conflict{p[0], p[1]})
 	}
 	return out
@@ -153,7 +204,7 @@ func (q memoryQuery) link(after string) string {
 // came from a search.
 type scoredMemory struct {
 	memory.Memory
-	Score     *memory.ScoreBreakdown
+	Score       *memory.ScoreBreakdown
 	Contradicts []string
 }
 
@@ -202,36 +253,33 @@ func (c *Console) memories(w http.ResponseWriter, r *http.Request, who caller) e
 		data["Searched"] = true
 		data["Parsed"] = resp.Parsed
 	} else {
-		ms, err := c.currentMemories(r, who, f)
-		if err != nil {
-			return err
-		}
-		// Newest first; the cursor is the last row's (UpdatedAt, ID).
-		slices.SortFunc(ms, func(a, b memory.Memory) int { return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), strings.Compare(a.ID, b.ID)) })
-		start := 0
+		// Newest first, a page at a time from the store; the cursor is
+		// the last row's (UpdatedAt, ID). Filters the store does not know
+		// are applied here, reading on until the page is full.
+		f.Newest, f.Limit = true, 4*pageSize
 		if at, id, ok := parseCursor(q.After); ok {
-			start, _ = slices.BinarySearchFunc(ms, struct {
-				t  time.Time
-				id string
-			}{at, id}, func(m memory.Memory, k struct {
-				t  time.Time
-				id string
-			}) int {
-				return cmp.Or(k.t.Compare(m.UpdatedAt), strings.Compare(m.ID, k.id))
-			})
-			if start < len(ms) && ms[start].ID == id {
-				start++
-			}
+			f.Before, f.BeforeID = at, id
 		}
-		for _, m := range ms[start:] {
-			if keep(m) {
-				if len(rows) == pageSize {
-					last := rows[len(rows)-1]
-					data["Next"] = q.link(cursor(last.UpdatedAt, last.ID))
-					break
-				}
-				rows = append(rows, scoredMemory{Memory: m})
+		for batch := 0; batch < 20 && len(rows) <= pageSize; batch++ {
+			ms, err := c.currentMemories(r, who, f)
+			if err != nil {
+				return err
 			}
+			for _, m := range ms {
+				if keep(m) {
+					rows = append(rows, scoredMemory{Memory: m})
+				}
+			}
+			if len(ms) < f.Limit {
+				break
+			}
+			last := ms[len(ms)-1]
+			f.Before, f.BeforeID = last.UpdatedAt, last.ID
+		}
+		if len(rows) > pageSize {
+			rows = rows[:pageSize]
+			last := rows[len(rows)-1]
+			data["Next"] = q.link(cursor(last.UpdatedAt, last.ID))
 		}
 	}
 	data["Rows"] = rows

@@ -76,7 +76,12 @@ type MemoryFilter struct {
 	// pages that a change of UpdatedAt does not reshuffle.
 	ByID    bool
 	IDAfter string
-	Limit   int // 0 means no limit
+	// Newest orders newest first (UpdatedAt, then ID, both descending),
+	// after the cursor Before/BeforeID when set (exclusive): a list's pages.
+	Newest   bool
+	Before   time.Time
+	BeforeID string
+	Limit    int // 0 means no limit
 	// NoUsage skips the usage counts (RecallCount and LastRecalledAt stay
 	// zero), which cost a second read: for callers that compare versions.
 	NoUsage bool

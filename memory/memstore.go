@@ -248,7 +248,8 @@ func (s *MemStore) Memories(ctx context.Context, f MemoryFilter) ([]Memory, erro
 			f.ContentHash != "" && m.ContentHash != f.ContentHash ||
 			f.Source != "" && !slices.Contains(m.Sources, f.Source) ||
 			!f.UpdatedAfter.IsZero() && !m.UpdatedAt.After(f.UpdatedAfter) ||
-			f.ByID && id <= f.IDAfter {
+			f.ByID && id <= f.IDAfter ||
+			f.Newest && !f.Before.IsZero() && cmp.Or(m.UpdatedAt.Truncate(time.Millisecond).Compare(f.Before.Truncate(time.Millisecond)), cmp.Compare(m.ID, f.BeforeID)) >= 0 {
 			continue
 		}
 		out = append(out, s.withUsage(m))
@@ -256,6 +257,9 @@ func (s *MemStore) Memories(ctx context.Context, f MemoryFilter) ([]Memory, erro
 	slices.SortFunc(out, func(a, b Memory) int {
 		if f.ByID {
 			return cmp.Compare(a.ID, b.ID)
+		}
+		if f.Newest {
+			return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), cmp.Compare(b.ID, a.ID))
 		}
 		if c := a.UpdatedAt.Compare(b.UpdatedAt); c != 0 {
 			return c

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/hindsight-memory/hindsight/memory"
 )
@@ -117,7 +118,7 @@ func (j *OfflineJudge) Relate(existing, candidate string) (memory.Verdict, strin
 // ignores kinds, so that a preference and a rule can contradict; recall
 // uses it to flag contradictions between returned memories.
 func Conflicts(a, b memory.Memory) (bool, string) {
-	sa, sb := analyze(a.Content), analyze(b.Content)
+	sa, sb := analyzed(a.Content), analyzed(b.Content)
 	if r := compare(sa, sb); r.verdict == memory.VerdictConflicts {
 		return true, r.reason
 	}
@@ -125,6 +126,31 @@ func Conflicts(a, b memory.Memory) (bool, string) {
 		return true, r.reason
 	}
 	return false, ""
+}
+
+// analyses caches the analysis of texts that Conflicts compares: recall
+// checks every pair of its results, so each text would be read once per
+// pair. Analyses are read-only; the cache is dropped when it grows large.
+var analyses struct {
+	sync.Mutex
+	m map[string]*statement
+}
+
+func analyzed(text string) *statement {
+	analyses.Lock()
+	s, ok := analyses.m[text]
+	analyses.Unlock()
+	if ok {
+		return s
+	}
+	s = analyze(text)
+	analyses.Lock()
+	if analyses.m == nil || len(analyses.m) >= 8192 {
+		analyses.m = make(map[string]*statement, 1024)
+	}
+	analyses.m[text] = s
+	analyses.Unlock()
+	return s
 }
 
 // sortedNeighbors returns the neighbours most similar first, ties by ID,

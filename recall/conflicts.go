@@ -3,6 +3,7 @@ package recall
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/hindsight-memory/hindsight/lang"
 	"github.com/hindsight-memory/hindsight/memory"
@@ -110,10 +111,41 @@ var polarityStems = func() map[string]bool {
 // that share a term are compared, so a tenant's whole store can be
 // checked (the console's "conflicts awaiting attention").
 func Conflicts(ms []memory.Memory, max int) [][2]memory.Memory {
+	return (&ConflictIndex{}).Find(ms, max)
+}
+
+// ConflictIndex is Conflicts with each memory version's reading kept
+// between calls, so a page that checks a whole store again reads only
+// what changed.
+type ConflictIndex struct {
+	mu   sync.Mutex
+	pols map[string]versionPolarity // memory ID → its last version's reading
+}
+
+type versionPolarity struct {
+	version int
+	content string
+	pol     polarity
+}
+
+// Find is Conflicts, remembering readings.
+func (x *ConflictIndex) Find(ms []memory.Memory, max int) [][2]memory.Memory {
+	x.mu.Lock()
+	if x.pols == nil || len(x.pols) > 4*len(ms)+1024 {
+		x.pols = make(map[string]versionPolarity, len(ms))
+	}
 	pols := make([]polarity, len(ms))
-	byTerm := map[string][]int{} // term → the non-negated memories holding it
 	for i, m := range ms {
+		if v, ok := x.pols[m.ID]; ok && v.version == m.Version && v.content == m.Content {
+			pols[i] = v.pol
+			continue
+		}
 		pols[i] = polarityOf(m.Content)
+		x.pols[m.ID] = versionPolarity{m.Version, m.Content, pols[i]}
+	}
+	x.mu.Unlock()
+	byTerm := map[string][]int{} // term → the non-negated memories holding it
+	for i := range ms {
 		if !pols[i].negated {
 			for t := range pols[i].terms {
 				byTerm[t] = append(byTerm[t], i)

@@ -258,6 +258,16 @@ func (s *Service) Stats(ctx context.Context, tenant string) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
+	eps, err := s.store.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Statuses: []memory.EpisodeStatus{memory.EpisodeLive, memory.EpisodeSummary, memory.EpisodeCold}})
+	if err != nil {
+		return Stats{}, err
+	}
+	return Summarize(tenant, ms, eps), nil
+}
+
+// Summarize counts a tenant's current memories (with usage) and its
+// episodes, hot and archived, as Stats does.
+func Summarize(tenant string, ms []memory.Memory, eps []memory.Episode) Stats {
 	st := Stats{Tenant: tenant, ByStatus: map[string]int{}, LiveByKind: map[string]int{}, LiveByScope: map[string]int{}}
 	var top []RecallCount
 	for _, m := range ms {
@@ -281,10 +291,6 @@ func (s *Service) Stats(ctx context.Context, tenant string) (Stats, error) {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.MemoryID, b.MemoryID))
 	})
 	st.TopRecalled = top[:min(len(top), 5)]
-	eps, err := s.store.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Statuses: []memory.EpisodeStatus{memory.EpisodeLive, memory.EpisodeSummary, memory.EpisodeCold}})
-	if err != nil {
-		return Stats{}, err
-	}
 	for _, e := range eps {
 		if e.Status == memory.EpisodeCold {
 			st.ColdEpisodes++
@@ -295,7 +301,7 @@ func (s *Service) Stats(ctx context.Context, tenant string) (Stats, error) {
 			st.LastEpisode = e.EndedAt
 		}
 	}
-	return st, nil
+	return st
 }
 
 // Episode returns one episode of the tenant.

@@ -25,14 +25,14 @@ import (
 // startTestDev runs `hindsight dev` in-process on dataDir with free ports:
 // the real embedded Temporal server, the worker, the embedded stores and
 // the MCP server over streamable HTTP.
-func startTestDev(t *testing.T, dataDir string) *devStack {
+func startTestDev(t testing.TB, dataDir string) *devStack {
 	t.Helper()
 	return startTestDevWith(t, dataDir, nil)
 }
 
 // startTestDevWith is startTestDev with its options changed by set (a
 // token file, the ClickHouse endpoint).
-func startTestDevWith(t *testing.T, dataDir string, set func(*devOptions)) *devStack {
+func startTestDevWith(t testing.TB, dataDir string, set func(*devOptions)) *devStack {
 	t.Helper()
 	port, err := devserver.FreePort()
 	if err != nil {

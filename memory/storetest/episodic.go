@@ -640,6 +640,26 @@ func testMemoriesByID(t *testing.T, s memory.EpisodicStore) {
 	if want := []string{"m1", "m2", "m3", "m4", "m5"}; !slices.Equal(seen, want) {
 		t.Fatalf("pages by ID = %v, want %v", seen, want)
 	}
+	// Newest first, in pages: m3 is the newest, m4 the oldest; m6 ties
+	// with m1 on the time and comes first by ID.
+	tie := mem(tenant, "m6", 1, "memory m6", ms[1].UpdatedAt)
+	must(t, s.PutMemories(ctx, []memory.Memory{tie}))
+	seen = nil
+	f := memory.MemoryFilter{Tenant: tenant, Newest: true, Limit: 2}
+	for range 5 {
+		page, err := s.Memories(ctx, f)
+		must(t, err)
+		if len(page) == 0 {
+			break
+		}
+		for _, m := range page {
+			seen = append(seen, m.ID)
+		}
+		f.Before, f.BeforeID = page[len(page)-1].UpdatedAt, page[len(page)-1].ID
+	}
+	if want := []string{"m3", "m6", "m1", "m5", "m2", "m4"}; !slices.Equal(seen, want) {
+		t.Fatalf("newest-first pages = %v, want %v", seen, want)
+	}
 }
 
 func testSettings(t *testing.T, s memory.EpisodicStore) {

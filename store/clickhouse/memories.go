@@ -135,6 +135,13 @@ func (s *Store) Memories(ctx context.Context, f memory.MemoryFilter) ([]memory.M
 		args = append(args, ch.Named("after", f.UpdatedAfter.UTC().Truncate(time.Millisecond)))
 	}
 	order := " ORDER BY updated_at, id"
+	if f.Newest {
+		order = " ORDER BY updated_at DESC, id DESC"
+		if !f.Before.IsZero() {
+			conds = append(conds, "(updated_at, id) < ({before:DateTime64(3, 'UTC')}, {before_id:String})")
+			args = append(args, ch.Named("before", f.Before.UTC().Truncate(time.Millisecond)), ch.Named("before_id", f.BeforeID))
+		}
+	}
 	if f.ByID {
 		conds = append(conds, "id > {id_after:String}")
 		args = append(args, ch.Named("id_after", f.IDAfter))
