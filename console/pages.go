@@ -373,12 +373,14 @@ func (c *Console) decisionRows(ds []memory.Decision) []decisionRow {
 	return out
 }
 
-// runLink is the Temporal UI page of a workflow.
+// runLink is the Temporal UI's list of a workflow's runs (the workflow
+// list filtered by its ID, which every UI version serves).
 func (c *Console) runLink(workflowID string) string {
 	if c.o.TemporalUI == "" || workflowID == "" {
 		return ""
 	}
-	return strings.TrimRight(c.o.TemporalUI, "/") + "/namespaces/" + url.PathEscape(c.o.Namespace) + "/workflows/" + url.PathEscape(workflowID)
+	return strings.TrimRight(c.o.TemporalUI, "/") + "/namespaces/" + url.PathEscape(c.o.Namespace) + "/workflows?query=" +
+		url.QueryEscape(fmt.Sprintf("WorkflowId=%q", workflowID))
 }
 
 // ---- Episodes ----
