@@ -35,6 +35,10 @@ type MergeRequestsInput struct {
 // input, a conflict that persists) gets its error reply and the others go
 // on; any other failure fails the activity, which is retried.
 func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) ([]ledger.Reply, error) {
+	logged, err := a.loggedDecisions(ctx, in.Requests)
+	if err != nil {
+		return nil, temporalError(err)
+	}
 	replies := make([]ledger.Reply, 0, len(in.Requests))
 	for _, req := range in.Requests {
 		reply := ledger.Reply{RequestID: req.ID}
@@ -49,7 +53,7 @@ func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) (
 			d, err := a.mergeOne(ctx, PlanMergeInput{
 				Tenant: req.Tenant, RequestID: req.ID, Index: i, EpisodeID: req.EpisodeID,
 				WorkflowID: req.WorkflowID, Candidate: c, UserStated: req.Op == ledger.OpStore, Now: in.Now,
-			})
+			}, logged)
 			if err != nil {
 				code, msg, final := failure(err)
 				if !final {
@@ -65,6 +69,36 @@ func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) (
 	return replies, nil
 }
 
+// loggedDecisions reads, in one query, the decisions of the batch's
+// candidates that are logged already (a retry after a crash); the others
+// need no look-up of their own.
+func (a *Activities) loggedDecisions(ctx context.Context, reqs []ledger.Request) (map[string]memory.Decision, error) {
+	byTenant := map[string][]string{}
+	for _, req := range reqs {
+		for i, c := range req.Candidates {
+			if req.Op == ledger.OpMerge {
+				c = ledger.ClipCandidate(c)
+			}
+			c = normalizeCandidate(c)
+			byTenant[req.Tenant] = append(byTenant[req.Tenant], memory.DecisionID(req.Tenant, req.ID, i, memory.ContentHash(c.Kind, c.Content)))
+		}
+	}
+	out := map[string]memory.Decision{}
+	for tenant, ids := range byTenant {
+		if memory.ValidateTenant("merge", tenant) != nil {
+			continue // the request fails its validation below
+		}
+		ds, err := a.Store.Decisions(ctx, memory.DecisionFilter{Tenant: tenant, IDs: ids})
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range ds {
+			out[d.ID] = d
+		}
+	}
+	return out, nil
+}
+
 // failure says whether err is final (a non-retryable application error,
 // which temporalError makes of every domain error), with its code and
 // message for the reply.
@@ -77,16 +111,27 @@ func failure(err error) (code, message string, final bool) {
 }
 
 // mergeOne plans one candidate and applies the plan; if the state moved in
-// between (ECONFLICT), it plans once more.
-func (a *Activities) mergeOne(ctx context.Context, in PlanMergeInput) (memory.Decision, error) {
+// between (ECONFLICT), it plans once more. logged holds the batch's
+// decisions that were logged before it began: the others are new.
+//
+// The plan is checked against the state it was made from, read in this
+// call: the ledger is the tenant's one writer, and the batch applies its
+// candidates one after the other, so nothing can move it in between, and
+// reading it again would cost a query for nothing. The decision is logged
+// without a look-up for the same reason.
+func (a *Activities) mergeOne(ctx context.Context, in PlanMergeInput, logged map[string]memory.Decision) (memory.Decision, error) {
 	var err error
-	for range 2 {
+	for attempt := range 2 {
 		var d memory.Decision
-		if d, err = a.PlanMerge(ctx, in); err != nil {
+		var read map[string]memory.Memory
+		if d, read, err = a.planMerge(ctx, in, logged, attempt == 0); err != nil {
 			return d, err
 		}
+		if _, ok := logged[d.ID]; ok {
+			return d, nil // applied before the ledger lost track: replay it
+		}
 		var applied memory.Decision
-		if applied, err = a.apply(ctx, d); err == nil {
+		if applied, err = a.applyPlanned(ctx, d, read); err == nil {
 			return applied, nil
 		}
 		if memory.ErrorCode(err) != memory.ECONFLICT {
@@ -96,22 +141,64 @@ func (a *Activities) mergeOne(ctx context.Context, in PlanMergeInput) (memory.De
 	return memory.Decision{}, err
 }
 
+// applyPlanned is apply for a plan made in this call from the state read.
+func (a *Activities) applyPlanned(ctx context.Context, d memory.Decision, read map[string]memory.Memory) (memory.Decision, error) {
+	if err := plan.VerifyCurrent(d, read); err != nil && !halfApplied(d, read) {
+		return memory.Decision{}, temporalError(err)
+	}
+	if len(d.After) > 0 {
+		if err := a.Indexer.Write(ctx, d.After); err != nil {
+			return memory.Decision{}, temporalError(fmt.Errorf("write decision %s: %w", d.ID, err))
+		}
+	}
+	log := a.Store.LogDecision
+	if ap, ok := a.Store.(decisionAppender); ok {
+		log = ap.AppendDecision
+	}
+	if err := log(ctx, d); err != nil {
+		return memory.Decision{}, temporalError(err)
+	}
+	return d, nil
+}
+
+// decisionAppender logs a decision known to be new without looking it up
+// (clickhouse.Store).
+type decisionAppender interface {
+	AppendDecision(ctx context.Context, d memory.Decision) error
+}
+
 // PlanMerge decides what to do with one candidate memory, in the order the
 // design asks for: normalise; exact-duplicate check on the content hash (no
 // judge); vector pre-filter among live memories of the same tenant and
 // kind; the judge's verdict; then the plan of versions to write. It writes
 // nothing, so a retry simply plans again.
 func (a *Activities) PlanMerge(ctx context.Context, in PlanMergeInput) (memory.Decision, error) {
+	d, _, err := a.planMerge(ctx, in, nil, false)
+	return d, err
+}
+
+// planMerge is PlanMerge, returning as well the current memories the plan
+// was made from. With known set, the batch has looked the decision up
+// already (in logged).
+func (a *Activities) planMerge(ctx context.Context, in PlanMergeInput, logged map[string]memory.Decision, known bool) (memory.Decision, map[string]memory.Memory, error) {
 	c := normalizeCandidate(in.Candidate)
 	if err := ledger.ValidateCandidate(c); err != nil {
-		return memory.Decision{}, temporalError(err)
+		return memory.Decision{}, nil, temporalError(err)
 	}
 	hash := memory.ContentHash(c.Kind, c.Content)
 	id := memory.DecisionID(in.Tenant, in.RequestID, in.Index, hash)
-	if d, err := a.Store.Decision(ctx, in.Tenant, id); err == nil {
-		return d, nil // applied before the ledger lost track: replay it
-	} else if !memory.IsNotFound(err) {
-		return memory.Decision{}, temporalError(err)
+	if d, ok := logged[id]; ok {
+		return d, nil, nil
+	}
+	if !known {
+		if d, err := a.Store.Decision(ctx, in.Tenant, id); err == nil {
+			if logged != nil {
+				logged[id] = d
+			}
+			return d, nil, nil // applied before the ledger lost track: replay it
+		} else if !memory.IsNotFound(err) {
+			return memory.Decision{}, nil, temporalError(err)
+		}
 	}
 
 	mi := plan.MergeInput{
@@ -127,18 +214,23 @@ func (a *Activities) PlanMerge(ctx context.Context, in PlanMergeInput) (memory.D
 		Statuses: []memory.Status{memory.StatusLive, memory.StatusCold, memory.StatusArchived, memory.StatusQuarantined},
 	})
 	if err != nil {
-		return memory.Decision{}, temporalError(err)
+		return memory.Decision{}, nil, temporalError(err)
 	}
+	read := map[string]memory.Memory{}
 	if len(exact) > 0 {
+		read[exact[0].ID] = exact[0]
 		mi.Exact = &exact[0]
 	} else {
 		if mi.Neighbors, err = a.neighbors(ctx, in.Tenant, c); err != nil {
-			return memory.Decision{}, temporalError(err)
+			return memory.Decision{}, nil, temporalError(err)
+		}
+		for _, n := range mi.Neighbors {
+			read[n.Memory.ID] = n.Memory
 		}
 		if len(mi.Neighbors) > 0 {
 			activity.RecordHeartbeat(ctx, "judging")
 			if mi.Judgement, err = a.Judge.Judge(ctx, c, mi.Neighbors); err != nil {
-				return memory.Decision{}, temporalError(fmt.Errorf("judge candidate %d: %w", in.Index, err))
+				return memory.Decision{}, nil, temporalError(fmt.Errorf("judge candidate %d: %w", in.Index, err))
 			}
 		} else {
 			mi.Judgement = memory.Judgement{Verdict: memory.VerdictDistinct, Judge: "prefilter",
@@ -150,7 +242,7 @@ func (a *Activities) PlanMerge(ctx context.Context, in PlanMergeInput) (memory.D
 		planner = plan.Store
 	}
 	d, err := planner(mi)
-	return d, temporalError(err)
+	return d, read, temporalError(err)
 }
 
 // neighbors returns the live memories of the candidate's tenant and kind

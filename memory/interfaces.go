@@ -163,6 +163,7 @@ type MemoryStore interface {
 // DecisionFilter selects decisions. Tenant is required.
 type DecisionFilter struct {
 	Tenant     string
+	IDs        []string // any of these decisions
 	MemoryID   string // decisions whose Before or After mention this memory
 	WorkflowID string
 	// Before keeps decisions made before it (exclusive): a feed's next page.

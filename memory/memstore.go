@@ -359,7 +359,8 @@ func (s *MemStore) Decisions(ctx context.Context, f DecisionFilter) ([]Decision,
 	out := []Decision{}
 	for _, id := range s.order[f.Tenant] {
 		d := s.decisions[f.Tenant][id]
-		if f.WorkflowID != "" && d.WorkflowID != f.WorkflowID ||
+		if len(f.IDs) > 0 && !slices.Contains(f.IDs, d.ID) ||
+			f.WorkflowID != "" && d.WorkflowID != f.WorkflowID ||
 			f.MemoryID != "" && !d.Mentions(f.MemoryID) ||
 			!f.Before.IsZero() && !d.CreatedAt.Before(f.Before) {
 			continue

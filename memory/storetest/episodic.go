@@ -400,6 +400,11 @@ func testDecisions(t *testing.T, s memory.EpisodicStore) {
 	if ids := decisionIDs(byWF); !slices.Equal(ids, []string{"dec_1"}) {
 		t.Fatalf("Decisions by workflow = %v", ids)
 	}
+	byIDs, err := s.Decisions(ctx, memory.DecisionFilter{Tenant: tenant, IDs: []string{"dec_2", "dec_none"}})
+	must(t, err)
+	if ids := decisionIDs(byIDs); !slices.Equal(ids, []string{"dec_2"}) {
+		t.Fatalf("Decisions by ID = %v", ids)
+	}
 	feed, err := s.Decisions(ctx, memory.DecisionFilter{Tenant: tenant, Newest: true, Limit: 1})
 	must(t, err)
 	next, err := s.Decisions(ctx, memory.DecisionFilter{Tenant: tenant, Newest: true, Before: feed[0].CreatedAt, Limit: 1})

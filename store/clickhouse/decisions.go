@@ -40,7 +40,13 @@ func (s *Store) LogDecision(ctx context.Context, d memory.Decision) error {
 	if err != nil || n > 0 {
 		return err
 	}
+	return s.insertDecision(ctx, d)
+}
+
+func (s *Store) insertDecision(ctx context.Context, d memory.Decision) error {
+	const op = "clickhouse: log decision"
 	var blobs [4][]byte
+	var err error
 	for i, v := range []any{d.Candidate, d.Neighbors, d.Before, d.After} {
 		if blobs[i], err = json.Marshal(v); err != nil {
 			return fmt.Errorf("%s: encode: %w", op, err)
@@ -53,6 +59,20 @@ func (s *Store) LogDecision(ctx context.Context, d memory.Decision) error {
 			d.TargetID, d.Reason, d.Judge, d.Model, d.PromptVersion, string(blobs[2]), string(blobs[3]),
 			mentionedMemories(d), d.Undoes, seq}
 	})
+}
+
+// AppendDecision logs a decision its caller knows is not logged yet (the
+// ledger, which looked it up when it planned it), without looking it up
+// again. Were it logged after all, readers still see the first write.
+func (s *Store) AppendDecision(ctx context.Context, d memory.Decision) error {
+	const op = "clickhouse: append decision"
+	if err := memory.ValidateDecision(op, d); err != nil {
+		return err
+	}
+	if err := checkTime(op, "decision "+d.ID+" created_at", d.CreatedAt); err != nil {
+		return err
+	}
+	return s.insertDecision(ctx, d)
 }
 
 // mentionedMemories lists the memories a decision names (the same set as
@@ -125,6 +145,10 @@ func (s *Store) Decisions(ctx context.Context, f memory.DecisionFilter) ([]memor
 	}
 	conds := []string{"1"}
 	args := []any{ch.Named("tenant", f.Tenant)}
+	if len(f.IDs) > 0 {
+		conds = append(conds, "id IN {ids:Array(String)}")
+		args = append(args, ch.Named("ids", f.IDs))
+	}
 	if f.MemoryID != "" {
 		conds = append(conds, "has(memory_ids, {memory:String})")
 		args = append(args, ch.Named("memory", f.MemoryID))
