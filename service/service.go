@@ -200,6 +200,9 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 	if err != nil {
 		return EndResponse{}, err
 	}
+	// A session with no events stored before this call was never
+	// distilled (a distillation needs them).
+	neverDistilled := len(stored) == 0
 	// The transcript runs from the session's first event: the positions
 	// already logged (or sent by an earlier call) keep what is stored.
 	if fresh := t.Events[min(len(stored), len(t.Events)):]; len(fresh) > 0 {
@@ -216,9 +219,11 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 		return EndResponse{Status: "open", Events: len(stored)}, nil
 	}
 
-	id, err := s.distillationID(ctx, tenant, r.SessionID, len(stored))
-	if err != nil {
-		return EndResponse{}, err
+	id := memory.SessionWorkflowID(tenant, r.SessionID)
+	if !neverDistilled {
+		if id, err = s.distillationID(ctx, tenant, r.SessionID, len(stored)); err != nil {
+			return EndResponse{}, err
+		}
 	}
 	meta := activities.SessionMeta{Task: r.Task, Outcome: t.Outcome, Agent: r.Agent, UserID: r.UserID, Project: r.Project}
 	opts := client.StartWorkflowOptions{
