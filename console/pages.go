@@ -511,44 +511,40 @@ func (c *Console) decisions(w http.ResponseWriter, r *http.Request, who caller) 
 // twice (a double click, a reload) is one change.
 func requestID(r *http.Request) string { return "console-" + r.PostForm.Get("nonce") }
 
-func (c *Console) correct(w http.ResponseWriter, r *http.Request, who caller) error {
+// changeMemory runs a change to the memory the path names, if the caller
+// may see it, and shows the decision it made.
+func (c *Console) changeMemory(w http.ResponseWriter, r *http.Request, who caller, change func(id string) (memory.Decision, bool, error)) error {
 	m, err := c.visibleMemory(r, who, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
+	d, _, err := change(m.ID)
+	if err != nil {
+		return err
+	}
+	return c.done(w, r, who, d, Path+"/memories/"+m.ID)
+}
+
+func (c *Console) correct(w http.ResponseWriter, r *http.Request, who caller) error {
 	content := strings.TrimSpace(r.PostForm.Get("content"))
 	if content == "" {
 		return memory.Invalidf("correct", "write the corrected text, or use “mark outdated”")
 	}
-	d, _, err := c.o.Service.Correct(r.Context(), who.Tenant, m.ID, content, false, requestID(r))
-	if err != nil {
-		return err
-	}
-	return c.done(w, r, who, d, Path+"/memories/"+m.ID)
+	return c.changeMemory(w, r, who, func(id string) (memory.Decision, bool, error) {
+		return c.o.Service.Correct(r.Context(), who.Tenant, id, content, false, requestID(r))
+	})
 }
 
 func (c *Console) outdated(w http.ResponseWriter, r *http.Request, who caller) error {
-	m, err := c.visibleMemory(r, who, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	d, _, err := c.o.Service.Correct(r.Context(), who.Tenant, m.ID, "", true, requestID(r))
-	if err != nil {
-		return err
-	}
-	return c.done(w, r, who, d, Path+"/memories/"+m.ID)
+	return c.changeMemory(w, r, who, func(id string) (memory.Decision, bool, error) {
+		return c.o.Service.Correct(r.Context(), who.Tenant, id, "", true, requestID(r))
+	})
 }
 
 func (c *Console) pin(w http.ResponseWriter, r *http.Request, who caller) error {
-	m, err := c.visibleMemory(r, who, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	d, _, err := c.o.Service.Pin(r.Context(), who.Tenant, m.ID, r.PostForm.Get("pinned") == "true", requestID(r))
-	if err != nil {
-		return err
-	}
-	return c.done(w, r, who, d, Path+"/memories/"+m.ID)
+	return c.changeMemory(w, r, who, func(id string) (memory.Decision, bool, error) {
+		return c.o.Service.Pin(r.Context(), who.Tenant, id, r.PostForm.Get("pinned") == "true", requestID(r))
+	})
 }
 
 func (c *Console) undo(w http.ResponseWriter, r *http.Request, who caller) error {

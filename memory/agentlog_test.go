@@ -1,8 +1,10 @@
 package memory
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,10 +87,10 @@ func TestClaudeCodeRecordTypes(t *testing.T) {
 			if tr.Format != FormatClaudeCode || tr.SessionID != "s-1" || tr.Project != "/home/dana/projects/billing" {
 				t.Errorf("format %q, session %q, project %q", tr.Format, tr.SessionID, tr.Project)
 			}
-			if got := eventsOf(tr.Events); !equalEvs(got, c.want) {
+			if got := eventsOf(tr.Events); !slices.Equal(got, c.want) {
 				t.Errorf("events\n got %+v\nwant %+v", got, c.want)
 			}
-			if !equalCounts(tr.Dropped, c.dropped) {
+			if !maps.Equal(tr.Dropped, c.dropped) {
 				t.Errorf("dropped %v, want %v", tr.Dropped, c.dropped)
 			}
 			if err := tr.Normalize(DefaultTenant, time.Now()); err != nil {
@@ -149,10 +151,10 @@ func TestCodexRecordTypes(t *testing.T) {
 			if tr.Format != FormatCodex || tr.SessionID != "0199-abc" || tr.Project != "/srv/shop" || tr.Agent != "codex" {
 				t.Errorf("format %q, session %q, project %q, agent %q", tr.Format, tr.SessionID, tr.Project, tr.Agent)
 			}
-			if got := eventsOf(tr.Events); !equalEvs(got, c.want) {
+			if got := eventsOf(tr.Events); !slices.Equal(got, c.want) {
 				t.Errorf("events\n got %+v\nwant %+v", got, c.want)
 			}
-			if !equalCounts(tr.Dropped, c.dropped) {
+			if !maps.Equal(tr.Dropped, c.dropped) {
 				t.Errorf("dropped %v, want %v", tr.Dropped, c.dropped)
 			}
 			if want := time.Date(2026, 4, 1, 8, 0, 0, 0, time.UTC); !tr.Events[0].TS.After(want.Add(-time.Second)) {
@@ -172,7 +174,7 @@ func TestCodexOlderRollout(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []ev{{Role: RoleUser, Content: "rename the flag"}, {Role: RoleAssistant, Tool: "shell", Args: `{"command":["rg","flag"]}`}, {Role: RoleTool, Tool: "shell", Failure: "exit code 1\n"}}
-	if tr.Format != FormatCodex || tr.SessionID != "old-1" || !equalEvs(eventsOf(tr.Events), want) {
+	if tr.Format != FormatCodex || tr.SessionID != "old-1" || !slices.Equal(eventsOf(tr.Events), want) {
 		t.Errorf("got %s %s %+v", tr.Format, tr.SessionID, eventsOf(tr.Events))
 	}
 }
@@ -275,7 +277,7 @@ func TestClaudeCodeSubagentFiles(t *testing.T) {
 	}
 	want := []ev{{Role: RoleUser, Content: "audit the dependencies"}, {Role: RoleAssistant, Content: "[subagent] task: run mix_audit"},
 		{Role: RoleAssistant, Content: "[subagent] 1 vulnerability."}, {Role: RoleAssistant, Content: "The audit found one CVE."}}
-	if got := eventsOf(tr.Events); !equalEvs(got, want) {
+	if got := eventsOf(tr.Events); !slices.Equal(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}
 }
@@ -290,28 +292,4 @@ func TestAgentLogErrors(t *testing.T) {
 			t.Errorf("%s: got %v, want an invalid-input error", name, err)
 		}
 	}
-}
-
-func equalEvs(a, b []ev) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func equalCounts(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }

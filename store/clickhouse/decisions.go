@@ -27,11 +27,7 @@ const decisionSelect = `SELECT ` + decisionColumns + ` FROM (
 // LogDecision implements memory.DecisionLog. A decision already logged is
 // left as it is: the first write wins.
 func (s *Store) LogDecision(ctx context.Context, d memory.Decision) error {
-	const op = "clickhouse: log decision"
-	if err := memory.ValidateDecision(op, d); err != nil {
-		return err
-	}
-	if err := checkTime(op, "decision "+d.ID+" created_at", d.CreatedAt); err != nil {
+	if err := validDecision("clickhouse: log decision", d); err != nil {
 		return err
 	}
 	var n uint64
@@ -65,14 +61,17 @@ func (s *Store) insertDecision(ctx context.Context, d memory.Decision) error {
 // ledger, which looked it up when it planned it), without looking it up
 // again. Were it logged after all, readers still see the first write.
 func (s *Store) AppendDecision(ctx context.Context, d memory.Decision) error {
-	const op = "clickhouse: append decision"
-	if err := memory.ValidateDecision(op, d); err != nil {
-		return err
-	}
-	if err := checkTime(op, "decision "+d.ID+" created_at", d.CreatedAt); err != nil {
+	if err := validDecision("clickhouse: append decision", d); err != nil {
 		return err
 	}
 	return s.insertDecision(ctx, d)
+}
+
+func validDecision(op string, d memory.Decision) error {
+	if err := memory.ValidateDecision(op, d); err != nil {
+		return err
+	}
+	return checkTime(op, "decision "+d.ID+" created_at", d.CreatedAt)
 }
 
 // mentionedMemories lists the memories a decision names (the same set as
