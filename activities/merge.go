@@ -147,7 +147,11 @@ func (a *Activities) applyPlanned(ctx context.Context, d memory.Decision, read m
 		return memory.Decision{}, temporalError(err)
 	}
 	if len(d.After) > 0 {
-		if err := a.Indexer.Write(ctx, d.After); err != nil {
+		write := a.Indexer.Write
+		if w, ok := a.Indexer.(knownWriter); ok {
+			write = func(ctx context.Context, ms []memory.Memory) error { return w.WriteAfter(ctx, ms, d.Before) }
+		}
+		if err := write(ctx, d.After); err != nil {
 			return memory.Decision{}, temporalError(fmt.Errorf("write decision %s: %w", d.ID, err))
 		}
 	}
@@ -159,6 +163,12 @@ func (a *Activities) applyPlanned(ctx context.Context, d memory.Decision, read m
 		return memory.Decision{}, temporalError(err)
 	}
 	return d, nil
+}
+
+// knownWriter writes memory versions given what the store held of them
+// (index.Indexer.WriteAfter).
+type knownWriter interface {
+	WriteAfter(ctx context.Context, ms, before []memory.Memory) error
 }
 
 // decisionAppender logs a decision known to be new without looking it up

@@ -59,6 +59,22 @@ func New(deps Deps, embedBatch int) (*Indexer, error) {
 // memory in the batch is indexed. Invalid versions return EINVALID and
 // nothing is written.
 func (x *Indexer) Write(ctx context.Context, ms []memory.Memory) error {
+	return x.write(ctx, ms, nil)
+}
+
+// WriteAfter is Write for a caller that knows what the store holds of
+// these memories: before are their stored versions, and a memory not in
+// before is not stored (the ledger, which has just read them to plan the
+// change). It saves reading them again.
+func (x *Indexer) WriteAfter(ctx context.Context, ms, before []memory.Memory) error {
+	prev := map[string]memory.Memory{}
+	for _, b := range before {
+		prev[b.ID] = b
+	}
+	return x.write(ctx, ms, prev)
+}
+
+func (x *Indexer) write(ctx context.Context, ms []memory.Memory, known map[string]memory.Memory) error {
 	const op = "index: write memories"
 	if len(ms) == 0 {
 		return nil
@@ -89,7 +105,7 @@ func (x *Indexer) Write(ctx context.Context, ms []memory.Memory) error {
 	plans := map[string]indexPlan{}
 	if x.deps.Index != nil {
 		for _, tenant := range tenants {
-			p, err := x.plan(ctx, tenant, latest[tenant])
+			p, err := x.plan(ctx, tenant, latest[tenant], known)
 			if err != nil {
 				return err
 			}
@@ -133,20 +149,23 @@ type indexPlan struct {
 // vector of the version the store holds (same UpdatedAt) and that
 // version's text equals the new one, or when the index already holds this
 // very version (a retry).
-func (x *Indexer) plan(ctx context.Context, tenant string, cur map[string]memory.Memory) (indexPlan, error) {
+func (x *Indexer) plan(ctx context.Context, tenant string, cur, known map[string]memory.Memory) (indexPlan, error) {
 	const op = "index: write memories"
 	ids := make([]string, 0, len(cur))
 	for id := range cur {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	stored, err := x.deps.Memories.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: ids, NoUsage: true})
-	if err != nil {
-		return indexPlan{}, errorf(op, err)
-	}
-	prev := make(map[string]memory.Memory, len(stored))
-	for _, m := range stored {
-		prev[m.ID] = m
+	prev := known
+	if prev == nil {
+		stored, err := x.deps.Memories.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: ids, NoUsage: true})
+		if err != nil {
+			return indexPlan{}, errorf(op, err)
+		}
+		prev = make(map[string]memory.Memory, len(stored))
+		for _, m := range stored {
+			prev[m.ID] = m
+		}
 	}
 	indexed, err := x.deps.Index.Get(ctx, memory.CollectionMemories, tenant, ids)
 	if err != nil {
