@@ -164,7 +164,7 @@ type MemoryStore interface {
 type DecisionFilter struct {
 	Tenant     string
 	IDs        []string // any of these decisions
-	MemoryID   string // decisions whose Before or After mention this memory
+	MemoryID   string   // decisions whose Before or After mention this memory
 	WorkflowID string
 	// Before keeps decisions made before it (exclusive): a feed's next page.
 	Before time.Time
