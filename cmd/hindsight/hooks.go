@@ -104,7 +104,7 @@ nothing when nothing is relevant, and exits 0 whatever happens, with the
 cause on stderr. --print-config prints the settings.json block.`, "HINDSIGHT_URL", "HINDSIGHT_TOKEN", "HINDSIGHT_USER")
 	var h hookFlags
 	h.register(fs)
-	printConfig := fs.Bool("print-config", false, "print the settings.json hooks block and the `claude mcp add` line, and exit")
+	printConfig := fs.Bool("print-config", false, "print the settings.json hooks block and the claude mcp add line, and exit")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
