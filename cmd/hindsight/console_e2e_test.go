@@ -16,6 +16,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/hindsight-memory/hindsight/examples"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/recall"
 	"github.com/hindsight-memory/hindsight/service"
@@ -47,8 +48,25 @@ func reportSessions(t *testing.T, st *devStack, tenant string) {
 	}
 }
 
-// utcAndConflict finds the UTC preference and the decision by which the
-// Beijing-time one superseded it.
+// endExamples ends the example sessions (examples/), in order.
+func endExamples(t *testing.T, st *devStack) {
+	t.Helper()
+	for _, ex := range examples.All() {
+		tr, err := memory.ParseTranscript(ex.Data, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.service.EndSession(context.Background(), memory.DefaultTenant, service.EndRequest{
+			SessionID: tr.SessionID, Events: tr.Events, Task: tr.Task, Outcome: tr.Outcome, Agent: tr.Agent, UserID: tr.UserID,
+			StartedAt: tr.StartedAt, EndedAt: tr.EndedAt, Wait: true,
+		}); err != nil {
+			t.Fatalf("end example %s: %v", ex.Name, err)
+		}
+	}
+}
+
+// utcAndConflict finds the UTC preference that a Beijing-time one
+// superseded, and the decision that did it.
 func utcAndConflict(t *testing.T, st *devStack, tenant string) (memory.Memory, memory.Decision) {
 	t.Helper()
 	ctx := context.Background()
@@ -56,21 +74,23 @@ func utcAndConflict(t *testing.T, st *devStack, tenant string) (memory.Memory, m
 	if err != nil {
 		t.Fatal(err)
 	}
+	var utc []string
 	for _, m := range ms {
-		if strings.Contains(m.Content, "UTC") && !strings.Contains(m.Content, "Beijing") {
-			ds, err := st.runtime.Store.Decisions(ctx, memory.DecisionFilter{Tenant: tenant, MemoryID: m.ID})
-			if err != nil {
-				t.Fatal(err)
+		if !strings.Contains(m.Content, "UTC") || strings.Contains(m.Content, "Beijing") || strings.Contains(m.Content, "北京") {
+			continue
+		}
+		utc = append(utc, m.Content)
+		ds, err := st.runtime.Store.Decisions(ctx, memory.DecisionFilter{Tenant: tenant, MemoryID: m.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			if d.Verdict == memory.VerdictConflicts && d.TargetID == m.ID && strings.Contains(d.Candidate.Content, "Beijing") {
+				return m, d
 			}
-			for _, d := range ds {
-				if d.Verdict == memory.VerdictConflicts && d.TargetID == m.ID {
-					return m, d
-				}
-			}
-			t.Fatalf("the UTC preference %s has no conflict decision: %+v", m.ID, ds)
 		}
 	}
-	t.Fatalf("no UTC preference among %d memories", len(ms))
+	t.Fatalf("no UTC preference superseded by a Beijing-time one among %q", utc)
 	return memory.Memory{}, memory.Decision{}
 }
 
@@ -100,7 +120,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	st := startTestDev(t, t.TempDir())
 	defer st.Close()
-	reportSessions(t, st, memory.DefaultTenant)
+	endExamples(t, st)
 	utc, conflict := utcAndConflict(t, st, memory.DefaultTenant)
 	if utc.Status != memory.StatusSuperseded {
 		t.Fatalf("the UTC preference is %s before the undo, want superseded", utc.Status)
@@ -152,7 +172,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	shoot("overview")
 
 	// Search, as an agent would recall.
-	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/memories"), chromedp.SendKeys(chromedp.CSS(`input[name="q"]`), "which time zone for report timestamps UTC")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/memories"), chromedp.SendKeys(chromedp.CSS(`input[name="q"]`), "report timestamps UTC 报表 时间")); err != nil {
 		t.Fatal(err)
 	}
 	click("form.filters button")
@@ -164,7 +184,11 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	click(`a[href$="/memories/` + utc.ID + `"]`)
 	page := text("main")
-	for _, want := range []string{utc.Content, "Where it came from", "Build the weekly revenue report", "conflicts", "Beijing"} {
+	src, err := st.service.Episode(context.Background(), memory.DefaultTenant, utc.Sources[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{utc.Content, "Where it came from", src.Task, "conflicts", "Beijing"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the memory page lacks %q:\n%s", want, page)
 		}
@@ -184,15 +208,18 @@ func TestConsoleInABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(resp.Results) == 0 || resp.Results[0].Memory.ID != utc.ID {
-		t.Errorf("after the undo recall returns %v first, want the UTC preference %s", firstIDs(resp), utc.ID)
+	if len(resp.Results) == 0 || !strings.Contains(resp.Results[0].Memory.Content, "UTC") || strings.Contains(resp.Results[0].Memory.Content, "Beijing") {
+		t.Errorf("after the undo recall returns %v first, want a UTC preference", firstIDs(resp))
+	}
+	if m, err := st.runtime.Store.Memory(context.Background(), memory.DefaultTenant, utc.ID); err != nil || m.Status != memory.StatusLive {
+		t.Errorf("after the undo the UTC preference is %s (%v), want live", m.Status, err)
 	}
 
 	for _, p := range []string{"episodes", "decisions"} {
 		if err := chromedp.Do(ctx, chromedp.Navigate(base+"/"+p)); err != nil {
 			t.Fatal(err)
 		}
-		if s := text("main"); !strings.Contains(s, map[string]string{"episodes": "weekly revenue report", "decisions": "undo"}[p]) {
+		if s := text("main"); !strings.Contains(s, map[string]string{"episodes": src.Task, "decisions": "undo"}[p]) {
 			t.Errorf("%s page:\n%s", p, s)
 		}
 		shoot(p)
