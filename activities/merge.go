@@ -79,8 +79,7 @@ func (a *Activities) loggedDecisions(ctx context.Context, reqs []ledger.Request)
 			if req.Op == ledger.OpMerge {
 				c = ledger.ClipCandidate(c)
 			}
-			c = normalizeCandidate(c)
-			byTenant[req.Tenant] = append(byTenant[req.Tenant], memory.DecisionID(req.Tenant, req.ID, i, memory.ContentHash(c.Kind, c.Content)))
+			byTenant[req.Tenant] = append(byTenant[req.Tenant], mergeDecisionID(req.Tenant, req.ID, i, normalizeCandidate(c)))
 		}
 	}
 	out := map[string]memory.Decision{}
@@ -141,7 +140,9 @@ func (a *Activities) mergeOne(ctx context.Context, in PlanMergeInput, logged map
 	return memory.Decision{}, err
 }
 
-// applyPlanned is apply for a plan made in this call from the state read.
+// applyPlanned writes a decision not yet logged, checked against read: the
+// current memories it was planned from (or, for ApplyDecision, read again
+// since), keyed by ID.
 func (a *Activities) applyPlanned(ctx context.Context, d memory.Decision, read map[string]memory.Memory) (memory.Decision, error) {
 	if err := plan.VerifyCurrent(d, read); err != nil && !halfApplied(d, read) {
 		return memory.Decision{}, temporalError(err)
@@ -149,7 +150,11 @@ func (a *Activities) applyPlanned(ctx context.Context, d memory.Decision, read m
 	if len(d.After) > 0 {
 		write := a.Indexer.Write
 		if w, ok := a.Indexer.(knownWriter); ok {
-			write = func(ctx context.Context, ms []memory.Memory) error { return w.WriteAfter(ctx, ms, d.Before) }
+			stored := make([]memory.Memory, 0, len(read))
+			for _, m := range read {
+				stored = append(stored, m)
+			}
+			write = func(ctx context.Context, ms []memory.Memory) error { return w.WriteAfter(ctx, ms, stored) }
 		}
 		if err := write(ctx, d.After); err != nil {
 			return memory.Decision{}, temporalError(fmt.Errorf("write decision %s: %w", d.ID, err))
@@ -196,7 +201,7 @@ func (a *Activities) planMerge(ctx context.Context, in PlanMergeInput, logged ma
 		return memory.Decision{}, nil, temporalError(err)
 	}
 	hash := memory.ContentHash(c.Kind, c.Content)
-	id := memory.DecisionID(in.Tenant, in.RequestID, in.Index, hash)
+	id := mergeDecisionID(in.Tenant, in.RequestID, in.Index, c)
 	if d, ok := logged[id]; ok {
 		return d, nil, nil
 	}
@@ -253,6 +258,12 @@ func (a *Activities) planMerge(ctx context.Context, in PlanMergeInput, logged ma
 	}
 	d, err := planner(mi)
 	return d, read, temporalError(err)
+}
+
+// mergeDecisionID is the ID of the decision on the index-th candidate c
+// (normalised) of a request.
+func mergeDecisionID(tenant, requestID string, index int, c memory.Candidate) string {
+	return memory.DecisionID(tenant, requestID, index, memory.ContentHash(c.Kind, c.Content))
 }
 
 // neighbors returns the live memories of the candidate's tenant and kind
@@ -358,31 +369,12 @@ func (a *Activities) ApplyDecision(ctx context.Context, d memory.Decision) (memo
 	} else if !memory.IsNotFound(err) {
 		return memory.Decision{}, temporalError(err)
 	}
-	return a.apply(ctx, d)
-}
-
-// apply is ApplyDecision for a decision known not to be logged: PlanMerge
-// returns a logged decision as it is, so a plan it just made is not.
-func (a *Activities) apply(ctx context.Context, d memory.Decision) (memory.Decision, error) {
+	// Planned by another activity: the state may have moved since.
 	current, err := a.current(ctx, d.Tenant, d.MemoryIDs(), d.Before)
 	if err != nil {
 		return memory.Decision{}, temporalError(err)
 	}
-	if err := plan.VerifyCurrent(d, current); err != nil {
-		// A half-applied retry of this very decision is not a conflict.
-		if !halfApplied(d, current) {
-			return memory.Decision{}, temporalError(err)
-		}
-	}
-	if len(d.After) > 0 {
-		if err := a.Indexer.Write(ctx, d.After); err != nil {
-			return memory.Decision{}, temporalError(fmt.Errorf("write decision %s: %w", d.ID, err))
-		}
-	}
-	if err := a.Store.LogDecision(ctx, d); err != nil {
-		return memory.Decision{}, temporalError(err)
-	}
-	return d, nil
+	return a.applyPlanned(ctx, d, current)
 }
 
 // current returns the current versions of the memories ids and before
