@@ -19,12 +19,17 @@ const pageSize = 50
 
 // visible says whether who may see a memory: a token bound to a user sees
 // that user's memories and the shared ones, never another user's.
-func (who caller) visible(m memory.Memory) bool {
-	if who.UserID == "" {
-		return true
+func (who caller) visible(m memory.Memory) bool { return memory.InScopes(m.Scope, who.scopes()) }
+
+// seesDecision says whether who may see a decision: every memory it
+// touched must be visible.
+func (who caller) seesDecision(d memory.Decision) bool {
+	for _, m := range append(slices.Clone(d.Before), d.After...) {
+		if !who.visible(m) {
+			return false
+		}
 	}
-	s := m.Scope.Norm()
-	return s.Kind() != memory.ScopeUser || s.Owner() == who.UserID
+	return true
 }
 
 func (who caller) scopes() []memory.Scope {
@@ -444,7 +449,7 @@ func (c *Console) episode(w http.ResponseWriter, r *http.Request, who caller) er
 	if err != nil {
 		return err
 	}
-	if who.UserID != "" && ep.UserID != "" && ep.UserID != who.UserID {
+	if !ep.VisibleTo(who.UserID) {
 		return memory.NotFoundf("console", "episode %s", ep.ID)
 	}
 	events, err := c.o.Store.SessionEvents(ctx, who.Tenant, ep.SessionID)
@@ -486,16 +491,7 @@ func (c *Console) decisions(w http.ResponseWriter, r *http.Request, who caller) 
 	if err != nil {
 		return err
 	}
-	if who.UserID != "" {
-		ds = slices.DeleteFunc(ds, func(d memory.Decision) bool {
-			for _, m := range append(slices.Clone(d.Before), d.After...) {
-				if !who.visible(m) {
-					return true
-				}
-			}
-			return false
-		})
-	}
+	ds = slices.DeleteFunc(ds, func(d memory.Decision) bool { return !who.seesDecision(d) })
 	next := ""
 	if len(ds) > pageSize {
 		ds = ds[:pageSize]
@@ -552,10 +548,8 @@ func (c *Console) undo(w http.ResponseWriter, r *http.Request, who caller) error
 	if err != nil {
 		return err
 	}
-	for _, m := range append(slices.Clone(d.Before), d.After...) {
-		if !who.visible(m) {
-			return memory.NotFoundf("console", "decision %s", d.ID)
-		}
+	if !who.seesDecision(d) {
+		return memory.NotFoundf("console", "decision %s", d.ID)
 	}
 	u, err := c.o.Service.Undo(r.Context(), who.Tenant, d.ID, r.PostForm.Get("force") == "true")
 	if err != nil {
@@ -594,6 +588,9 @@ func (c *Console) confirm(w http.ResponseWriter, r *http.Request, who caller) er
 		d, err := c.o.Store.Decision(r.Context(), who.Tenant, id)
 		if err != nil {
 			return err
+		}
+		if !who.seesDecision(d) {
+			return memory.NotFoundf("console", "decision %s", d.ID)
 		}
 		title, detail, action = "Undo this decision?", fmt.Sprintf("%s %s: %s", d.Action, d.Verdict, d.Reason), Path+"/decisions/"+id+"/undo"
 	case "outdated":

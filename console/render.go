@@ -37,7 +37,7 @@ func funcs(o Options) template.FuncMap {
 			return string(r[:n]) + "…"
 		},
 		"join":  strings.Join,
-		"scope": scopeLabel,
+		"scope": memory.Scope.Label,
 		"short": func(id string) string {
 			if len(id) > 16 {
 				return id[:16] + "…"
@@ -53,16 +53,6 @@ func funcs(o Options) template.FuncMap {
 		"pair":  func(a, b any) struct{ A, B any } { return struct{ A, B any }{a, b} },
 		"nonce": func() string { return fmt.Sprintf("%x", time.Now().UnixNano()) },
 	}
-}
-
-func scopeLabel(s memory.Scope) string {
-	switch s.Norm().Kind() {
-	case memory.ScopeUser:
-		return "about user " + s.Norm().Owner()
-	case memory.ScopeAgent:
-		return "agent " + s.Norm().Owner()
-	}
-	return "team knowledge"
 }
 
 // barChart draws memories learned per day as an inline SVG, with each

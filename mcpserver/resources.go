@@ -88,12 +88,12 @@ func (t *tools) listResources(ctx context.Context, _ any, req *mcp.ListResources
 	for _, m := range ms {
 		all = append(all, mcp.Resource{
 			URI: MemoryURI(m.ID), Name: "memory " + m.ID, Title: clip(m.Content, 80),
-			Description: fmt.Sprintf("%s, %s, confidence %.2f, updated %s", m.Kind, scopeLabel(m.Scope), m.Confidence, m.UpdatedAt.Format(time.DateOnly)),
+			Description: fmt.Sprintf("%s, %s, confidence %.2f, updated %s", m.Kind, m.Scope.Label(), m.Confidence, m.UpdatedAt.Format(time.DateOnly)),
 			MIMEType:    "text/markdown",
 		})
 	}
 	for _, ep := range eps {
-		if !episodeVisible(ep, bound) {
+		if !ep.VisibleTo(bound) {
 			continue
 		}
 		all = append(all, mcp.Resource{
@@ -112,12 +112,6 @@ func (t *tools) listResources(ctx context.Context, _ any, req *mcp.ListResources
 	if end < len(all) {
 		res.NextCursor = mcp.Cursor(base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(end))))
 	}
-}
-
-// episodeVisible: a caller bound to a user sees that user's sessions and
-// those of no user, never another user's.
-func episodeVisible(ep memory.Episode, bound string) bool {
-	return bound == "" || ep.UserID == "" || ep.UserID == bound
 }
 
 func (t *tools) readMemory(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
@@ -140,7 +134,7 @@ func (t *tools) readMemory(ctx context.Context, req mcp.ReadResourceRequest) ([]
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Memory %s\n\n", cur.ID)
 	fmt.Fprintf(&b, "> %s\n\n", quoteLines(cur.Content))
-	fmt.Fprintf(&b, "- kind: %s; %s\n- status: %s; confidence %.2f; version %d\n", cur.Kind, scopeLabel(cur.Scope), cur.Status, cur.Confidence, cur.Version)
+	fmt.Fprintf(&b, "- kind: %s; %s\n- status: %s; confidence %.2f; version %d\n", cur.Kind, cur.Scope.Label(), cur.Status, cur.Confidence, cur.Version)
 	if cur.CounterExample != "" {
 		fmt.Fprintf(&b, "- not to be confused with: %s\n", oneLine(cur.CounterExample))
 	}
@@ -172,7 +166,7 @@ func (t *tools) readEpisode(ctx context.Context, req mcp.ReadResourceRequest) ([
 		return nil, err
 	}
 	ep, err := t.b.Episode(ctx, tenant, id)
-	if err == nil && !episodeVisible(ep, UserFrom(ctx)) {
+	if err == nil && !ep.VisibleTo(UserFrom(ctx)) {
 		err = memory.NotFoundf("episode", "episode %s not found", id)
 	}
 	if err != nil {
@@ -246,16 +240,6 @@ func uriID(uri, prefix string) (string, error) {
 // resourceError says in the caller's words what went wrong reading uri.
 func (t *tools) resourceError(uri string, err error) error {
 	return errors.New(uri + ": " + t.callerMessage("resources/read", err))
-}
-
-func scopeLabel(s memory.Scope) string {
-	switch s.Kind() {
-	case memory.ScopeUser:
-		return "about user " + s.Owner()
-	case memory.ScopeAgent:
-		return "agent " + s.Owner() + "'s own"
-	}
-	return "team knowledge"
 }
 
 func failureText(f memory.Failure) string {

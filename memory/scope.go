@@ -86,6 +86,25 @@ func ParseScope(name, userID, agentID string) (Scope, error) {
 	return "", Invalidf(op, "scope %q is not one of shared, user, agent (or user:ID, agent:ID)", name)
 }
 
+// Label says whose a memory is, for people: "team knowledge", "about user
+// u-17", "agent support-bot's own".
+func (s Scope) Label() string {
+	switch s.Kind() {
+	case ScopeUser:
+		return "about user " + s.Owner()
+	case ScopeAgent:
+		return "agent " + s.Owner() + "'s own"
+	}
+	return "team knowledge"
+}
+
+// VisibleTo reports whether a caller acting for userID may see the
+// episode: one bound to a user sees that user's sessions and those of no
+// user, never another user's; one acting for the tenant ("") sees all.
+func (ep Episode) VisibleTo(userID string) bool {
+	return userID == "" || ep.UserID == "" || ep.UserID == userID
+}
+
 // Visible is the set of scopes a caller acting for userID and agentID may
 // read: the shared space, and the private spaces of that user and agent.
 // Without either, only the shared space: never another user's memories.

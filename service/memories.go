@@ -326,7 +326,7 @@ func (s *Service) RecentSessions(ctx context.Context, tenant, project, userID st
 	}
 	out := eps[:0]
 	for _, ep := range eps {
-		if (userID == "" || ep.UserID == "" || ep.UserID == userID) && len(out) < n {
+		if ep.VisibleTo(userID) && len(out) < n {
 			out = append(out, ep)
 		}
 	}
