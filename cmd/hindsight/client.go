@@ -23,9 +23,15 @@ type clientFlags struct {
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
+	c.registerTimeout(fs, 3*time.Minute, "give up after this long")
+}
+
+// registerTimeout registers the flags with a default timeout of the
+// command's own.
+func (c *clientFlags) registerTimeout(fs *flag.FlagSet, timeout time.Duration, usage string) {
 	fs.StringVar(&c.url, "url", envOr("HINDSIGHT_URL", "http://127.0.0.1:8765/mcp"), "the MCP endpoint of a running Hindsight")
 	fs.StringVar(&c.token, "token", envOr("HINDSIGHT_TOKEN", ""), "bearer token, when the server has a token file")
-	fs.DurationVar(&c.timeout, "timeout", 3*time.Minute, "give up after this long")
+	fs.DurationVar(&c.timeout, "timeout", timeout, usage)
 }
 
 var clientEnvs = []string{"HINDSIGHT_URL", "HINDSIGHT_TOKEN"}

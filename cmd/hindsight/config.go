@@ -202,13 +202,18 @@ func chdbLib() string {
 	if p := os.Getenv("HINDSIGHT_CHDB_LIB"); p != "" {
 		return p
 	}
-	if c := os.Getenv("HINDSIGHT_CACHE"); c != "" {
-		return chdb.LibPath(c)
-	}
-	if c, err := chdb.DefaultCacheDir(); err == nil {
+	if c, err := cacheDir(); err == nil {
 		return chdb.LibPath(c)
 	}
 	return ""
+}
+
+// cacheDir is Hindsight's cache: HINDSIGHT_CACHE, else $HOME/.cache/hindsight.
+func cacheDir() (string, error) {
+	if c := os.Getenv("HINDSIGHT_CACHE"); c != "" {
+		return c, nil
+	}
+	return chdb.DefaultCacheDir()
 }
 
 func envInt(name string, def int) (int, error) {

@@ -74,9 +74,7 @@ type hookFlags struct {
 }
 
 func (h *hookFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&h.url, "url", envOr("HINDSIGHT_URL", "http://127.0.0.1:8765/mcp"), "the MCP endpoint of a running Hindsight")
-	fs.StringVar(&h.token, "token", envOr("HINDSIGHT_TOKEN", ""), "bearer token, when the server has a token file")
-	fs.DurationVar(&h.timeout, "timeout", 2*time.Second, "give up on a recall after this long (the session goes on without it)")
+	h.clientFlags.registerTimeout(fs, 2*time.Second, "give up on a recall after this long (the session goes on without it)")
 	fs.BoolVar(&h.wait, "wait", false, "hand the session over in the foreground and wait until it is distilled (default: in the background)")
 	fs.StringVar(&h.user, "user", envOr("HINDSIGHT_USER", osUser()), "whose sessions these are (recall returns their memories with the shared ones)")
 	fs.IntVar(&h.maxTokens, "max-tokens", 600, "the budget of the context injected at session start and with each prompt")
@@ -171,7 +169,7 @@ func detach(payload []byte, args []string) error {
 	cmd := exec.Command(self, args...)
 	cmd.Env = append(os.Environ(), hookPayloadEnv+"="+string(payload))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if dir, err := cacheDir(); err == nil {
+	if dir, err := cacheDir(); err == nil && os.MkdirAll(dir, 0o700) == nil {
 		if f, err := os.OpenFile(filepath.Join(dir, "hooks.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600); err == nil {
 			defer f.Close()
 			cmd.Stdout, cmd.Stderr = f, f
@@ -181,16 +179,6 @@ func detach(payload []byte, args []string) error {
 		return err
 	}
 	return cmd.Process.Release()
-}
-
-// cacheDir is Hindsight's per-user cache ($XDG_CACHE_HOME/hindsight).
-func cacheDir() (string, error) {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	dir := filepath.Join(base, "hindsight")
-	return dir, os.MkdirAll(dir, 0o700)
 }
 
 // handOver sends a session's transcript: kept open (stored, distilled
