@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,10 +23,8 @@ var sampleDir = filepath.Join("..", "..", "testdata", "claude-code")
 // with the payload on stdin. It returns stdout and stderr.
 func hook(t *testing.T, payload any, args ...string) (string, string) {
 	t.Helper()
-	raw, _ := json.Marshal(append([]string{"hook"}, args...))
 	in, _ := json.Marshal(payload)
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "HINDSIGHT_TEST_ARGS="+string(raw))
+	cmd := childCommand(append([]string{"hook"}, args...))
 	cmd.Stdin = bytes.NewReader(in)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -60,7 +57,7 @@ func decodeHook(t *testing.T, out string) hookOutput {
 func TestClaudeCodeHook(t *testing.T) {
 	st := startTestDev(t, t.TempDir())
 	defer st.Close()
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("HINDSIGHT_CACHE", t.TempDir())
 	url := st.mcpURL()
 	const project = "/home/marco/projects/spotter"
 	end := func(file string) {
@@ -133,7 +130,7 @@ func TestClaudeCodeHookWithTheServerDown(t *testing.T) {
 	}
 	url := fmt.Sprintf("http://%s/mcp", l.Addr())
 	l.Close()
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("HINDSIGHT_CACHE", t.TempDir())
 	path, _ := filepath.Abs(filepath.Join(sampleDir, "short.jsonl"))
 	for _, p := range []map[string]any{
 		{"session_id": "s", "cwd": "/srv/app", "hook_event_name": "SessionStart", "source": "resume"},
@@ -353,7 +350,7 @@ func TestLargeClaudeCodeSession(t *testing.T) {
 func TestCodexNotifyAndImport(t *testing.T) {
 	st := startTestDev(t, t.TempDir())
 	defer st.Close()
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("HINDSIGHT_CACHE", t.TempDir())
 	url := st.mcpURL()
 	sessions := filepath.Join(t.TempDir(), "sessions")
 	day := filepath.Join(sessions, "2026", "04", "01")
@@ -370,10 +367,7 @@ func TestCodexNotifyAndImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	note := `{"type":"agent-turn-complete","thread-id":"` + id + `","turn-id":"1","cwd":"/home/lena/src/shop","input-messages":["fix the checkout tests"],"last-assistant-message":"done"}`
-	raw, _ := json.Marshal([]string{"hook", "codex", "--url", url, "--sessions", sessions, "--wait", "--user", "lena", note})
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "HINDSIGHT_TEST_ARGS="+string(raw))
-	out, err := cmd.CombinedOutput()
+	out, err := childCommand([]string{"hook", "codex", "--url", url, "--sessions", sessions, "--wait", "--user", "lena", note}).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "distilled episode") {
 		t.Fatalf("codex notify: %v: %s", err, out)
 	}

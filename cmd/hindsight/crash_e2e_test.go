@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -46,10 +45,7 @@ func startDevProcess(t *testing.T, dataDir string, temporalPort, mcpPort int, en
 	args := []string{"dev", "--data-dir", dataDir, "--temporal-port", strconv.Itoa(temporalPort),
 		"--ui-port", "-1", "--clickhouse-http", "", "--mcp-addr", "127.0.0.1:" + strconv.Itoa(mcpPort),
 		"--task-queue", "hindsight-crash", "--log-level", "warn"}
-	raw, _ := json.Marshal(args)
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(append(os.Environ(), "HINDSIGHT_TEST_ARGS="+string(raw),
-		"CLICKHOUSE_ADDR=", "MILVUS_ADDR=", "OPENAI_BASE_URL="), env...)
+	cmd := childCommand(args, append([]string{"CLICKHOUSE_ADDR=", "MILVUS_ADDR=", "OPENAI_BASE_URL="}, env...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -6,12 +6,10 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -121,17 +119,7 @@ func transcriptEvents(t *testing.T, name string) (memory.Transcript, []map[strin
 		if err != nil {
 			t.Fatal(err)
 		}
-		var evs []map[string]any
-		for _, e := range tr.Events {
-			ev := map[string]any{"role": string(e.Role), "content": e.Content, "ts": e.TS.Format(time.RFC3339Nano)}
-			for k, v := range map[string]string{"tool_name": e.ToolName, "tool_args": e.ToolArgs, "tool_result": e.ToolResult, "error": e.Error} {
-				if v != "" {
-					ev[k] = v
-				}
-			}
-			evs = append(evs, ev)
-		}
-		return tr, evs
+		return tr, eventArgs(tr.Events)
 	}
 	t.Fatalf("no example %s", name)
 	return memory.Transcript{}, nil
@@ -230,9 +218,7 @@ func TestEndToEnd(t *testing.T) {
 	// Over stdio: `hindsight mcp --transport stdio --url …` as a child
 	// process forwards to the running server, and the direct stdio server
 	// answers in-process; both through the official SDK's client.
-	raw, _ := json.Marshal([]string{"mcp", "--transport", "stdio", "--url", st.mcpURL(), "--log-level", "error"})
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "HINDSIGHT_TEST_ARGS="+string(raw))
+	cmd := childCommand([]string{"mcp", "--transport", "stdio", "--url", st.mcpURL(), "--log-level", "error"})
 	stdio, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-stdio", Version: "test"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("start hindsight mcp --transport stdio: %v", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -47,6 +48,16 @@ func TestMain(m *testing.M) {
 		os.Exit(run(context.Background(), args, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
+}
+
+// childCommand is the hindsight binary run as a child process with args:
+// this test binary, which TestMain turns into hindsight for it. env is
+// added to this process's environment.
+func childCommand(args []string, env ...string) *exec.Cmd {
+	raw, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(append(os.Environ(), "HINDSIGHT_TEST_ARGS="+string(raw)), env...)
+	return cmd
 }
 
 // announcingSummarizer is the offline summarizer, announcing each cluster.

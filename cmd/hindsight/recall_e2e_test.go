@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hindsight-memory/hindsight/examples"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
@@ -23,17 +24,10 @@ func exampleArgs(t *testing.T, name string) map[string]any {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var evs []map[string]any
-		for _, e := range tr.Events {
-			ev := map[string]any{"role": string(e.Role), "content": e.Content}
-			for k, v := range map[string]string{"tool_name": e.ToolName, "tool_args": e.ToolArgs, "tool_result": e.ToolResult, "error": e.Error} {
-				if v != "" {
-					ev[k] = v
-				}
-			}
-			evs = append(evs, ev)
+		for i := range tr.Events {
+			tr.Events[i].TS = time.Time{} // sent without times: the session happens now
 		}
-		return map[string]any{"session_id": tr.SessionID, "events": evs, "task": tr.Task, "outcome": string(tr.Outcome)}
+		return map[string]any{"session_id": tr.SessionID, "events": eventArgs(tr.Events), "task": tr.Task, "outcome": string(tr.Outcome)}
 	}
 	t.Fatalf("no example %s", name)
 	return nil

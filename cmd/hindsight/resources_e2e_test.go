@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -136,9 +133,7 @@ func TestResourcesAndPrompts(t *testing.T) {
 	}
 
 	// Through `hindsight mcp --transport stdio --url …`, the same.
-	raw, _ := json.Marshal([]string{"mcp", "--transport", "stdio", "--url", st.mcpURL(), "--token", "0123456789abcdef-dana", "--log-level", "error"})
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "HINDSIGHT_TEST_ARGS="+string(raw))
+	cmd := childCommand([]string{"mcp", "--transport", "stdio", "--url", st.mcpURL(), "--token", "0123456789abcdef-dana", "--log-level", "error"})
 	proxy, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-stdio", Version: "test"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("start the stdio proxy: %v", err)

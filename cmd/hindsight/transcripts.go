@@ -69,20 +69,7 @@ func (c *clientFlags) endSession(ctx context.Context, t memory.Transcript, o end
 	if err := probe.Normalize(memory.DefaultTenant, time.Now()); err != nil {
 		return mcpserver.EndOutput{}, fmt.Errorf("%s", memory.ErrorMessage(err))
 	}
-	events := make([]map[string]any, 0, len(t.Events))
-	for _, e := range t.Events {
-		ev := map[string]any{"role": string(e.Role), "content": e.Content}
-		if !e.TS.IsZero() {
-			ev["ts"] = e.TS.Format(time.RFC3339Nano)
-		}
-		for k, v := range map[string]string{"tool_name": e.ToolName, "tool_args": e.ToolArgs, "tool_result": e.ToolResult, "error": e.Error} {
-			if v != "" {
-				ev[k] = v
-			}
-		}
-		events = append(events, ev)
-	}
-	args := map[string]any{"session_id": t.SessionID, "events": events, "wait": o.wait}
+	args := map[string]any{"session_id": t.SessionID, "events": eventArgs(t.Events), "wait": o.wait}
 	if o.keepOpen {
 		args["keep_open"] = true
 	}
@@ -99,4 +86,22 @@ func (c *clientFlags) endSession(ctx context.Context, t memory.Transcript, o end
 	var res mcpserver.EndOutput
 	_, err := c.callTool(ctx, mcpserver.ToolEnd, args, &res)
 	return res, err
+}
+
+// eventArgs are events as session_end's events argument takes them.
+func eventArgs(es []memory.Event) []map[string]any {
+	out := make([]map[string]any, 0, len(es))
+	for _, e := range es {
+		ev := map[string]any{"role": string(e.Role), "content": e.Content}
+		if !e.TS.IsZero() {
+			ev["ts"] = e.TS.Format(time.RFC3339Nano)
+		}
+		for k, v := range map[string]string{"tool_name": e.ToolName, "tool_args": e.ToolArgs, "tool_result": e.ToolResult, "error": e.Error} {
+			if v != "" {
+				ev[k] = v
+			}
+		}
+		out = append(out, ev)
+	}
+	return out
 }
