@@ -125,6 +125,22 @@ func EmbedText(m Memory) string {
 	return m.Content + "\n" + m.CounterExample
 }
 
+// IndexText is what keyword search matches a memory on: the text it is
+// embedded from plus its entities and task type.
+func IndexText(m Memory) string {
+	var b strings.Builder
+	b.WriteString(EmbedText(m))
+	for _, e := range m.Entities {
+		b.WriteString("\n")
+		b.WriteString(e)
+	}
+	if m.TaskType != "" {
+		b.WriteString("\n")
+		b.WriteString(m.TaskType)
+	}
+	return b.String()
+}
+
 // EpisodeEmbedText is the text an episode is embedded from: its task and
 // key steps.
 func EpisodeEmbedText(ep Episode) string {

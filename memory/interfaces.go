@@ -251,6 +251,10 @@ type VectorDoc struct {
 	RecallCount int       `json:"recall_count"`
 	Pinned      bool      `json:"pinned"`
 	Entities    []string  `json:"entities,omitempty"`
+	// Sparse is the document's keyword vector (its BM25 term weights, see
+	// package index/bm25), for indexes that implement HybridSearcher;
+	// empty for episodes and for indexes that search densely only.
+	Sparse SparseVector `json:"sparse,omitzero"`
 }
 
 // VectorFilter restricts a vector search or listing. Tenant is required and
@@ -294,6 +298,51 @@ type VectorIndex interface {
 	// after afterID, without vectors.
 	List(ctx context.Context, c Collection, f VectorFilter, afterID string, limit int) ([]VectorDoc, error)
 	Close() error
+}
+
+// HybridQuery is one hybrid search: a dense and a sparse (keyword) query
+// vector under one filter. Each representation yields its own best
+// PerSide candidates; the result is their union.
+type HybridQuery struct {
+	Filter VectorFilter
+	// Dense is the dense query vector; nil searches the sparse side only.
+	Dense []float32
+	// Sparse is the query's term weights (IDF); empty searches the dense
+	// side only.
+	Sparse SparseVector
+	// PerSide is how many candidates each side contributes (1 to 1000).
+	PerSide int
+	// DenseWeight is the dense side's weight when the index fuses the
+	// two lists itself (Milvus's weighted reranker), in [0,1]. The caller
+	// re-fuses from the two scores each hit carries, so it only decides
+	// which candidates an index that must cut the union keeps.
+	DenseWeight float64
+}
+
+// HybridHit is one candidate of a hybrid search: the document without its
+// vectors, and its score on each side. Dense is the cosine similarity of
+// the document to the dense query (0 without one); Sparse is the dot
+// product of the two sparse vectors, the document's BM25 score. DenseRank
+// and SparseRank are its 1-based ranks among the side's PerSide best, 0 when
+// that side did not return it.
+type HybridHit struct {
+	Doc        VectorDoc `json:"doc"`
+	Dense      float64   `json:"dense"`
+	Sparse     float64   `json:"sparse"`
+	DenseRank  int       `json:"dense_rank,omitempty"`
+	SparseRank int       `json:"sparse_rank,omitempty"`
+}
+
+// HybridSearcher is a VectorIndex that also searches documents' sparse
+// vectors, and both at once. Implementations: store/milvus (one Milvus
+// HybridSearch), store/local and MemIndex (exact).
+type HybridSearcher interface {
+	VectorIndex
+	// HybridSearch returns the union of the dense and the sparse side's
+	// best q.PerSide documents among those matching q.Filter, each with
+	// both scores and both ranks, best fused first. A sparse query
+	// matches only documents that share a term with it.
+	HybridSearch(ctx context.Context, c Collection, q HybridQuery) ([]HybridHit, error)
 }
 
 // Embedder turns text into vectors.

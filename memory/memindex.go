@@ -46,6 +46,9 @@ func ValidateVectorDocs(op string, dim int, docs []VectorDoc) error {
 		if len(d.Vector) != dim {
 			return Invalidf(op, "document %s has a vector of dimension %d, the index has dimension %d", d.ID, len(d.Vector), dim)
 		}
+		if err := d.Sparse.Validate(op, "document "+d.ID); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -69,6 +72,7 @@ func (x *MemIndex) Upsert(ctx context.Context, c Collection, docs []VectorDoc) e
 	for _, d := range docs {
 		d.Vector = slices.Clone(d.Vector)
 		d.Entities = slices.Clone(d.Entities)
+		d.Sparse = d.Sparse.Clone()
 		m[docKey(d.Tenant, d.ID)] = d
 	}
 	return nil
@@ -94,7 +98,7 @@ func (x *MemIndex) Search(ctx context.Context, c Collection, vector []float32, f
 			continue
 		}
 		s := Cosine(vector, d.Vector)
-		d.Vector = nil
+		d.Vector, d.Sparse = nil, SparseVector{}
 		hits = append(hits, VectorHit{Doc: d, Score: s})
 	}
 	SortHits(hits)
@@ -149,7 +153,7 @@ func (x *MemIndex) List(ctx context.Context, c Collection, f VectorFilter, after
 	out := []VectorDoc{}
 	for _, d := range x.docs[c] {
 		if f.Match(d) && d.ID > afterID {
-			d.Vector = nil
+			d.Vector, d.Sparse = nil, SparseVector{}
 			out = append(out, d)
 		}
 	}

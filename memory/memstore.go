@@ -21,7 +21,8 @@ type MemStore struct {
 	decisions map[string]map[string]Decision // tenant → decision ID → decision
 	order     map[string][]string            // tenant → decision IDs in log order
 	settings  map[string]string
-	writes    WriteCounts // memory writes and purges
+	terms     map[termKey]TermRow // term statistics rows
+	writes    WriteCounts         // memory writes and purges
 }
 
 var (
@@ -418,6 +419,7 @@ func (s *MemStore) Purge(ctx context.Context, r PurgeRequest) (PurgeCounts, erro
 		kept = append(kept, id)
 	}
 	s.order[t] = kept
+	s.purgeTerms(t, r.MemoryIDs, r.All)
 	return n, nil
 }
 

@@ -359,21 +359,8 @@ func (c *tenantCache) bumpUsage(ids []string, at time.Time) {
 	}
 }
 
-// indexText is what the keyword index matches a memory on: the text it is
-// embedded from plus its entities and task type.
-func indexText(m memory.Memory) string {
-	var b strings.Builder
-	b.WriteString(memory.EmbedText(m))
-	for _, e := range m.Entities {
-		b.WriteString("\n")
-		b.WriteString(e)
-	}
-	if m.TaskType != "" {
-		b.WriteString("\n")
-		b.WriteString(m.TaskType)
-	}
-	return b.String()
-}
+// indexText is what the keyword index matches a memory on.
+func indexText(m memory.Memory) string { return memory.IndexText(m) }
 
 // phraseKey is the form hint phrases are matched in: folded words joined by
 // single spaces, so "UTF-8", "utf 8" and "Utf_8" agree.

@@ -42,6 +42,7 @@ func TestEpisodicStore(t *testing.T, newStore NewEpisodicStore) {
 	t.Run("MemoryStatusAcrossWrites", func(t *testing.T) { testMemoryStatusAcrossWrites(t, newStore(t)) })
 	t.Run("DecisionsFirstWriteWins", func(t *testing.T) { testDecisionFirstWrite(t, newStore(t)) })
 	t.Run("TenantsListed", func(t *testing.T) { testTenants(t, newStore(t)) })
+	t.Run("TermStats", func(t *testing.T) { testTermStats(t, newStore(t)) })
 }
 
 var tenantSeq atomic.Int64

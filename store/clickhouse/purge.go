@@ -61,19 +61,22 @@ func (s *Store) Purge(ctx context.Context, r memory.PurgeRequest) (memory.PurgeC
 		})
 	}
 	if r.All || len(r.MemoryIDs) > 0 {
-		// The rows left in memories_current and memory_usage are counted
+		// The rows left in memories_current, memory_usage and memory_terms are counted
 		// too: an attempt that failed after deleting the versions must
 		// not make the retry skip the rest.
 		var left int
 		steps = append(steps, purgeStep{
 			count: "SELECT uniqExact(id), uniqExact(id, version), " +
 				"(SELECT count() FROM memories_current WHERE tenant = {tenant:String} AND " + memories + ") + " +
-				"(SELECT count() FROM memory_usage WHERE tenant = {tenant:String} AND " + usage + ") " +
+				"(SELECT count() FROM memory_usage WHERE tenant = {tenant:String} AND " + usage + ") + " +
+				"(SELECT count() FROM memory_terms WHERE tenant = {tenant:String} AND " + usage + ") " +
 				"FROM memory_versions WHERE tenant = {tenant:String} AND " + memories,
 			into: []*int{&n.Memories, &n.Versions, &left},
 			delete: []string{
 				"DELETE FROM memories_current WHERE tenant = {tenant:String} AND " + memories,
 				"DELETE FROM memory_usage WHERE tenant = {tenant:String} AND " + usage,
+				// A memory's terms are fragments of its text.
+				"DELETE FROM memory_terms WHERE tenant = {tenant:String} AND " + usage,
 				"DELETE FROM memory_versions WHERE tenant = {tenant:String} AND " + memories,
 			},
 		}, purgeStep{
