@@ -25,6 +25,9 @@ import (
 type Indexer interface {
 	Write(ctx context.Context, ms []memory.Memory) error
 	Remove(ctx context.Context, tenant string, ids []string) error
+	// AddKeywords gives documents written outside Write (the reindex)
+	// their sparse keyword vectors and term statistics (index.Indexer).
+	AddKeywords(ctx context.Context, tenant string, ms []memory.Memory, docs []memory.VectorDoc) error
 }
 
 // Activities holds the dependencies of every activity. The worker builds it

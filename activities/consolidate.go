@@ -323,6 +323,9 @@ func (a *Activities) reconcile(ctx context.Context, tenant string, x memory.Vect
 			out[i] = memory.VectorDocOf(m, vecs[i])
 			out[i].Entities = normalizeEntities(m.Entities)
 		}
+		if err := a.Indexer.AddKeywords(ctx, tenant, batch, out); err != nil {
+			return rep, err
+		}
 		if err := x.Upsert(ctx, memory.CollectionMemories, out); err != nil {
 			return rep, err
 		}

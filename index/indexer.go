@@ -27,6 +27,10 @@ type Deps struct {
 	Embedder memory.Embedder
 	// Cache, when set, sees the written versions at once.
 	Cache Cache
+	// Keywords, when set, gives the vector documents sparse keyword
+	// vectors and keeps the term statistics recall weighs queries by: for
+	// an index searched by hybrid search.
+	Keywords *Keywords
 }
 
 // Indexer is the one write path for memory versions already decided by the
@@ -47,6 +51,9 @@ func New(deps Deps, embedBatch int) (*Indexer, error) {
 	}
 	if (deps.Index == nil) != (deps.Embedder == nil) {
 		return nil, memory.Invalidf("index: indexer", "give both a vector index and an embedder, or neither")
+	}
+	if deps.Keywords != nil && deps.Index == nil {
+		return nil, memory.Invalidf("index: indexer", "keyword vectors need a vector index to live in")
 	}
 	if embedBatch <= 0 {
 		embedBatch = 64
@@ -123,6 +130,9 @@ func (x *Indexer) write(ctx context.Context, ms []memory.Memory, known map[strin
 		if err := x.embed(ctx, p.docs, p.embed, latest[tenant]); err != nil {
 			return err
 		}
+		if err := x.AddKeywords(ctx, tenant, p.mems(latest[tenant]), p.docs); err != nil {
+			return err
+		}
 		if err := x.deps.Index.Upsert(ctx, memory.CollectionMemories, p.docs); err != nil {
 			return errorf(op, err)
 		}
@@ -142,6 +152,31 @@ func (x *Indexer) write(ctx context.Context, ms []memory.Memory, known map[strin
 type indexPlan struct {
 	docs  []memory.VectorDoc
 	embed []int
+}
+
+// mems are the memories of the plan's documents, in their order.
+func (p indexPlan) mems(cur map[string]memory.Memory) []memory.Memory {
+	out := make([]memory.Memory, len(p.docs))
+	for i, d := range p.docs {
+		out[i] = cur[d.ID]
+	}
+	return out
+}
+
+// AddKeywords gives a tenant's documents (docs[i] is ms[i]'s) their sparse
+// keyword vectors and writes the versions' term statistics, when the
+// indexer keeps keywords; the reindex calls it too. Call it after the
+// versions are stored and before the documents are upserted: a retry
+// writes the same rows again.
+func (x *Indexer) AddKeywords(ctx context.Context, tenant string, ms []memory.Memory, docs []memory.VectorDoc) error {
+	if x.deps.Keywords == nil || len(docs) == 0 {
+		return nil
+	}
+	rows, err := x.deps.Keywords.Prepare(ctx, tenant, ms, docs)
+	if err != nil {
+		return err
+	}
+	return x.deps.Keywords.Write(ctx, rows)
 }
 
 // plan builds the vector documents of a tenant's current versions and says

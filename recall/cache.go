@@ -4,18 +4,17 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/hindsight-memory/hindsight/lang"
+	"github.com/hindsight-memory/hindsight/index/bm25"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
 // recallable are the statuses the cache keeps: every status some query may
 // ask for. Archived and forgotten memories are never recalled.
-var recallable = []memory.Status{memory.StatusLive, memory.StatusCold, memory.StatusSuperseded}
+var recallable = bm25.Recallable
 
 // entry is the cached current version of one recallable memory.
 type entry struct {
@@ -362,9 +361,8 @@ func (c *tenantCache) bumpUsage(ids []string, at time.Time) {
 // indexText is what the keyword index matches a memory on.
 func indexText(m memory.Memory) string { return memory.IndexText(m) }
 
-// phraseKey is the form hint phrases are matched in: folded words joined by
-// single spaces, so "UTF-8", "utf 8" and "Utf_8" agree.
-func phraseKey(s string) string { return strings.Join(lang.Words(s), " ") }
+// phraseKey is the form hint phrases are matched in (bm25.PhraseKey).
+func phraseKey(s string) string { return bm25.PhraseKey(s) }
 
 func countHint(m map[string]hintCount, value string, delta int) {
 	k := phraseKey(value)

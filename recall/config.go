@@ -171,6 +171,16 @@ type Config struct {
 	// MaxEventIDs bounds the event IDs returned per result with
 	// Query.WithEvents (100).
 	MaxEventIDs int
+	// Stateless serves recall from one hybrid search of the vector index
+	// (Deps.Index must be a memory.HybridSearcher whose documents carry
+	// sparse keyword vectors, see index.Keywords) and the store, with no
+	// per-tenant cache: production, where any replica answers any tenant
+	// (see stateless.go). Off, each process caches its tenants' memories
+	// and keyword index (cache.go): `hindsight dev` and single machines.
+	Stateless bool
+	// StatsTTL is how long a stateless engine reuses a tenant's term
+	// statistics (30s); query IDF weights lag writes by at most as much.
+	StatsTTL time.Duration
 }
 
 // DefaultConfig is Config with every default filled in.
@@ -205,6 +215,7 @@ func (c Config) withDefaults() Config {
 	defD(&c.FeedOverlap, time.Minute)
 	defD(&c.RebuildInterval, 15*time.Minute)
 	defD(&c.EpisodeCacheTTL, 10*time.Minute)
+	defD(&c.StatsTTL, 30*time.Second)
 	if c.Fusion == "" {
 		c.Fusion = FusionWeighted
 	}
@@ -292,6 +303,9 @@ type Deps struct {
 	// Metrics receives recall latencies and failures (a *metrics.Metrics);
 	// nil reports nothing.
 	Metrics Metrics
+	// Terms are the tenants' term statistics, which a stateless engine
+	// weighs query terms by. Required with Config.Stateless.
+	Terms memory.TermStats
 }
 
 // Metrics is what recall reports.
@@ -308,13 +322,21 @@ func (noMetrics) ObserveRecall(time.Duration, int) {}
 func (noMetrics) RecallFailed(error)               {}
 func (noMetrics) UsageDropped(int)                 {}
 
-func (d Deps) validate() error {
+func (d Deps) validate(stateless bool) error {
 	const op = "recall: deps"
 	if d.Memories == nil {
 		return memory.Invalidf(op, "a MemoryStore is required")
 	}
 	if (d.Index == nil) != (d.Embedder == nil) {
 		return memory.Invalidf(op, "give both a vector index and an embedder, or neither")
+	}
+	if stateless {
+		if _, ok := d.Index.(memory.HybridSearcher); !ok {
+			return memory.Invalidf(op, "stateless recall needs a vector index with hybrid search (Milvus or the local index)")
+		}
+		if d.Terms == nil {
+			return memory.Invalidf(op, "stateless recall needs the term statistics (Deps.Terms)")
+		}
 	}
 	return nil
 }

@@ -39,6 +39,7 @@ type Engine struct {
 
 	episodes *episodeCache
 	usage    *usageRecorder // nil when usage is not recorded
+	stats    *statsCache    // a stateless engine's term statistics
 
 	ctx    context.Context // ends on Close; background catch-ups use it
 	cancel context.CancelFunc
@@ -51,7 +52,7 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if err := deps.validate(); err != nil {
+	if err := deps.validate(cfg.Stateless); err != nil {
 		return nil, err
 	}
 	deps = deps.withDefaults()
@@ -65,6 +66,9 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 	}
 	if !cfg.NoUsage {
 		e.usage = newUsageRecorder(deps.Memories, cfg.UsageQueue, deps.Logger, deps.Metrics)
+	}
+	if cfg.Stateless {
+		e.stats = newStatsCache(deps.Terms, cfg.StatsTTL)
 	}
 	return e, nil
 }
@@ -89,6 +93,12 @@ func (e *Engine) Close() error {
 func (e *Engine) Refresh(ctx context.Context, tenant string) error {
 	if err := memory.ValidateTenant("recall: refresh", tenant); err != nil {
 		return err
+	}
+	if e.cfg.Stateless {
+		// Every recall reads the index and the store afresh; only term
+		// statistics are reused, for at most StatsTTL.
+		e.stats.forget(tenant)
+		return nil
 	}
 	return e.refresh(ctx, e.tenant(tenant))
 }

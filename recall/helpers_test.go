@@ -78,16 +78,30 @@ func newEnv(t *testing.T, cfg Config) *env {
 	return newEnvOver(t, cfg, memory.NewMemStore(), memory.NewMemIndex(64))
 }
 
+// stateless, when set, makes newEnv build stateless engines over
+// indexers that keep keyword vectors: TestStatelessPassesTheSuite runs
+// tests of the cached engine again that way. Tests in this package do
+// not run in parallel.
+var stateless bool
+
 func newEnvOver(t *testing.T, cfg Config, store *memory.MemStore, vectors *memory.MemIndex) *env {
 	t.Helper()
 	e := &env{store: store, index: vectors, emb: &wordEmbedder{dim: 64}}
-	eng, err := New(cfg, Deps{Memories: store, Episodes: store, Events: store, Index: vectors, Embedder: e.emb, Clock: fixedClock(base)})
+	deps := Deps{Memories: store, Episodes: store, Events: store, Index: vectors, Embedder: e.emb, Clock: fixedClock(base)}
+	ideps := index.Deps{Memories: store, Index: vectors, Embedder: e.emb}
+	if stateless {
+		cfg.Stateless = true
+		deps.Terms = store
+		ideps.Keywords = index.NewKeywords(store)
+	}
+	eng, err := New(cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { eng.Close() })
 	e.engine = eng
-	if e.indexer, err = index.New(index.Deps{Memories: store, Index: vectors, Embedder: e.emb, Cache: eng}, 0); err != nil {
+	ideps.Cache = eng
+	if e.indexer, err = index.New(ideps, 0); err != nil {
 		t.Fatal(err)
 	}
 	return e

@@ -43,8 +43,17 @@ var (
 	fileRE   = regexp.MustCompile(`(?i)(?:^|[\s(\[<'"])((?:[\w-]+[/\\])*[\w-]+(?:\.[\w-]+)*\.(?:go|py|js|ts|tsx|jsx|java|kt|rb|rs|c|h|cc|cpp|hpp|cs|php|swift|scala|sh|bash|zsh|ps1|sql|csv|tsv|json|jsonl|ndjson|yaml|yml|toml|ini|cfg|conf|env|xml|html|css|scss|md|rst|txt|log|pdf|docx?|xlsx?|pptx?|png|jpe?g|gif|svg|webp|mp4|zip|tar|gz|tgz|parquet|avro|ipynb|proto|lock|mod|sum|dockerfile|tf))\b`)
 )
 
+// vocabulary is what query understanding knows of a tenant: the
+// canonical form of an entity or a task type, by phraseKey.
+type vocabulary interface {
+	entity(key string) (string, bool)
+	taskType(key string) (string, bool)
+	// taskTypes lists known task types, at most max.
+	knownTaskTypes(max int) []string
+}
+
 // parseRules is query understanding without an LLM.
-func parseRules(text string, now time.Time, loc *time.Location, c *tenantCache) Parsed {
+func parseRules(text string, now time.Time, loc *time.Location, v vocabulary) Parsed {
 	p := Parsed{Text: text, By: "rules"}
 	if r, rest, ok := ParseTime(text, now, loc); ok {
 		p.Time = &r
@@ -52,37 +61,74 @@ func parseRules(text string, now time.Time, loc *time.Location, c *tenantCache) 
 			p.Text = rest
 		}
 	}
+	p.Phrases = hintPhrases(text)
+	bestTask := 0
+	forEachHintKey(text, func(key string, n int) {
+		if v, ok := v.entity(key); ok {
+			p.Entities = appendUnique(p.Entities, v)
+		}
+		if v, ok := v.taskType(key); ok && n > bestTask {
+			p.TaskType, bestTask = v, n
+		}
+	})
+	for _, ph := range p.Phrases {
+		if v, ok := v.entity(phraseKey(ph)); ok {
+			p.Entities = appendUnique(p.Entities, v)
+		}
+	}
+	return p
+}
+
+// forEachHintKey calls f with each run of up to maxHintWords words of
+// text, as a phraseKey, and its length in words.
+func forEachHintKey(text string, f func(key string, n int)) {
+	words := lang.Words(text)
+	for i := range words {
+		for n := 1; n <= maxHintWords && i+n <= len(words); n++ {
+			f(strings.Join(words[i:i+n], " "), n)
+		}
+	}
+}
+
+// hintPhrases are the quoted phrases and file names of text, folded.
+func hintPhrases(text string) []string {
+	var out []string
 	for _, m := range quotedRE.FindAllStringSubmatch(text, -1) {
 		for _, g := range m[1:] {
 			if g = strings.TrimSpace(g); g != "" {
-				p.Phrases = appendUnique(p.Phrases, lang.Fold(g))
+				out = appendUnique(out, lang.Fold(g))
 			}
 		}
 	}
 	for _, m := range fileRE.FindAllStringSubmatch(text, -1) {
-		p.Phrases = appendUnique(p.Phrases, lang.Fold(m[1]))
+		out = appendUnique(out, lang.Fold(m[1]))
 	}
+	return out
+}
+
+func (c *tenantCache) entity(key string) (string, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	words := lang.Words(text)
-	bestTask := 0
-	for i := range words {
-		for n := 1; n <= maxHintWords && i+n <= len(words); n++ {
-			key := strings.Join(words[i:i+n], " ")
-			if h, ok := c.entities[key]; ok {
-				p.Entities = appendUnique(p.Entities, h.value)
-			}
-			if h, ok := c.taskTypes[key]; ok && n > bestTask {
-				p.TaskType, bestTask = h.value, n
-			}
-		}
+	h, ok := c.entities[key]
+	return h.value, ok
+}
+
+func (c *tenantCache) taskType(key string) (string, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	h, ok := c.taskTypes[key]
+	return h.value, ok
+}
+
+func (c *tenantCache) knownTaskTypes(max int) []string {
+	c.mu.RLock()
+	tasks := make([]string, 0, len(c.taskTypes))
+	for _, h := range c.taskTypes {
+		tasks = append(tasks, h.value)
 	}
-	for _, ph := range p.Phrases {
-		if h, ok := c.entities[phraseKey(ph)]; ok {
-			p.Entities = appendUnique(p.Entities, h.value)
-		}
-	}
-	return p
+	c.mu.RUnlock()
+	slices.Sort(tasks)
+	return tasks[:min(len(tasks), max)]
 }
 
 func appendUnique(s []string, v string) []string {
@@ -119,17 +165,8 @@ const llmPromptVersion = "query-parse/1"
 
 // parseLLM asks the query LLM to parse text. The query is sent as data in
 // the user message; the system message says not to follow it.
-func parseLLM(ctx context.Context, llm memory.LLM, text string, now time.Time, loc *time.Location, c *tenantCache) (Parsed, error) {
-	c.mu.RLock()
-	tasks := make([]string, 0, len(c.taskTypes))
-	for _, h := range c.taskTypes {
-		tasks = append(tasks, h.value)
-	}
-	c.mu.RUnlock()
-	slices.Sort(tasks)
-	if len(tasks) > 50 {
-		tasks = tasks[:50]
-	}
+func parseLLM(ctx context.Context, llm memory.LLM, text string, now time.Time, loc *time.Location, v vocabulary) (Parsed, error) {
+	tasks := v.knownTaskTypes(50)
 	local := now.In(loc)
 	system := fmt.Sprintf("You turn a search query over an agent's memories into structured hints.\n"+
 		"Now is %s (%s), time zone %s. Weeks start on Monday.\n"+

@@ -81,7 +81,7 @@ func filterOf(q memory.Query) memory.VectorFilter {
 
 // understand parses q's text: the LLM when configured, else (or when it
 // fails) the rules.
-func (e *Engine) understand(ctx context.Context, q memory.Query, c *tenantCache) Parsed {
+func (e *Engine) understand(ctx context.Context, q memory.Query, c vocabulary) Parsed {
 	if q.NoParse {
 		return Parsed{Text: q.Text, By: "none"}
 	}
@@ -124,7 +124,35 @@ func (e *Engine) searchVectors(ctx context.Context, text string, f memory.Vector
 	return r
 }
 
+// filters adds the caller's project to the hints and returns the filter
+// of the candidates, narrowed by a time expression the query parsed to,
+// and with TimeBoost the filter of the boosted ones.
+func (e *Engine) filters(q memory.Query, parsed *Parsed) (f memory.VectorFilter, tf *memory.VectorFilter) {
+	if p := memory.NormalizeEntity(memory.ProjectEntity(q.Project)); p != "" {
+		// The caller's project is a hint: its memories rank higher, and
+		// the others stay.
+		parsed.Entities = appendUnique(parsed.Entities, p)
+	}
+	f = filterOf(q)
+	if parsed.Time != nil && q.Since.IsZero() && q.Until.IsZero() {
+		switch e.cfg.TimeHints {
+		case TimeFilter:
+			f.CreatedAfter, f.CreatedBefore = parsed.Time.Since, parsed.Time.Until
+			parsed.TimeUse = string(TimeFilter)
+		case TimeBoost:
+			t := f
+			t.CreatedAfter, t.CreatedBefore = parsed.Time.Since, parsed.Time.Until
+			tf = &t
+			parsed.TimeUse = string(TimeBoost)
+		}
+	}
+	return f, tf
+}
+
 func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
+	if e.cfg.Stateless {
+		return e.recallStateless(ctx, q)
+	}
 	q, err := e.validateQuery(q)
 	if err != nil {
 		return Response{}, err
@@ -139,26 +167,7 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 	}
 	e.maybeSync(c)
 	parsed := e.understand(ctx, q, c)
-	if p := memory.NormalizeEntity(memory.ProjectEntity(q.Project)); p != "" {
-		// The caller's project is a hint: its memories rank higher, and
-		// the others stay.
-		parsed.Entities = appendUnique(parsed.Entities, p)
-	}
-
-	f := filterOf(q)
-	var tf *memory.VectorFilter // the time-boost filter
-	if parsed.Time != nil && q.Since.IsZero() && q.Until.IsZero() {
-		switch e.cfg.TimeHints {
-		case TimeFilter:
-			f.CreatedAfter, f.CreatedBefore = parsed.Time.Since, parsed.Time.Until
-			parsed.TimeUse = string(TimeFilter)
-		case TimeBoost:
-			t := f
-			t.CreatedAfter, t.CreatedBefore = parsed.Time.Since, parsed.Time.Until
-			tf = &t
-			parsed.TimeUse = string(TimeBoost)
-		}
-	}
+	f, tf := e.filters(q, &parsed)
 
 	// The two sources run one after the other: the keyword side costs
 	// well under a millisecond, so overlapping it with the vector side
@@ -640,8 +649,8 @@ func (e *Engine) eventIDs(ctx context.Context, tenant string, r *memory.Result, 
 	return out
 }
 
-// recordUsage counts the results as recalled, in the cache at once and in
-// the store in the background.
+// recordUsage counts the results as recalled, in the cache (if any) at
+// once and in the store in the background.
 func (e *Engine) recordUsage(c *tenantCache, tenant string, rs []memory.Result) {
 	if e.usage == nil || len(rs) == 0 {
 		return
@@ -653,6 +662,8 @@ func (e *Engine) recordUsage(c *tenantCache, tenant string, rs []memory.Result) 
 		ids[i] = r.Memory.ID
 		us[i] = memory.Usage{Tenant: tenant, MemoryID: r.Memory.ID, Kind: memory.UsageRecalled, At: at}
 	}
-	c.bumpUsage(ids, at)
+	if c != nil {
+		c.bumpUsage(ids, at)
+	}
 	e.usage.record(us)
 }

@@ -130,12 +130,20 @@ func (x *keywordIndex) coverage(q []relTerm, ord int32) float64 {
 	if int(ord) >= len(x.docs) || !x.docs[ord].live || len(q) == 0 {
 		return 0
 	}
-	d := x.docs[ord]
-	has := make(map[string]bool, len(d.terms))
-	for _, t := range d.terms {
+	return coverageOf(q, x.docs[ord].terms, int64(x.live), func(t string) int64 { return int64(len(x.postings[t])) })
+}
+
+// coverageOf is the relevance to the query terms q of a document with
+// distinct terms, in a tenant of docs memories of which df(t) contain t.
+func coverageOf(q []relTerm, terms []string, docs int64, df func(string) int64) float64 {
+	if len(q) == 0 {
+		return 0
+	}
+	has := make(map[string]bool, len(terms))
+	for _, t := range terms {
 		has[t] = true
 	}
-	n := float64(x.live + relevancePriorDocs)
+	n := float64(docs + relevancePriorDocs)
 	maxIDF := math.Log(1 + (n+0.5)/0.5)
 	total, matched := 0.0, 0.0
 	for _, t := range q {
@@ -143,16 +151,16 @@ func (x *keywordIndex) coverage(q []relTerm, ord int32) float64 {
 		if len(t.forms) > 0 && len(t.forms[0]) == 1 {
 			// Within a large tenant, a term most memories contain says
 			// less about which one is meant.
-			df := float64(len(x.postings[t.forms[0][0]]))
+			df := float64(df(t.forms[0][0]))
 			w *= 0.5 + 0.5*math.Log(1+(n-df+0.5)/(df+0.5))/maxIDF
 		}
 		total += w
 		switch {
 		case anyIn(t.forms, has):
 			matched += w
-		case t.latin != "" && len(t.latin) >= minSharedPrefix && sharesStem(t.latin, d.terms):
+		case t.latin != "" && len(t.latin) >= minSharedPrefix && sharesStem(t.latin, terms):
 			matched += partialCredit * w
-		case partlyIn(t.forms[1:], has, d.terms):
+		case partlyIn(t.forms[1:], has, terms):
 			matched += partialCredit * w
 		}
 	}

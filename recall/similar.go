@@ -2,7 +2,9 @@ package recall
 
 import (
 	"context"
+	"slices"
 
+	"github.com/hindsight-memory/hindsight/index/bm25"
 	"github.com/hindsight-memory/hindsight/lang"
 	"github.com/hindsight-memory/hindsight/memory"
 )
@@ -20,6 +22,9 @@ func (e *Engine) Similar(ctx context.Context, text string, f memory.VectorFilter
 	if err := f.Validate("recall: similar"); err != nil {
 		return nil, err
 	}
+	if e.cfg.Stateless {
+		return e.similarStateless(ctx, text, f, k)
+	}
 	if err := e.Refresh(ctx, f.Tenant); err != nil {
 		return nil, err
 	}
@@ -34,6 +39,55 @@ func (e *Engine) Similar(ctx context.Context, text string, f memory.VectorFilter
 	for _, h := range hits {
 		if en := c.entries[h.id]; en != nil {
 			out = append(out, en.mem.Clone())
+		}
+	}
+	return out, nil
+}
+
+// similarStateless is Similar on a stateless engine: the sparse side of a
+// hybrid search, then the hits' current versions from the store, read
+// afresh (the statistics too: the merge step must see the last write).
+func (e *Engine) similarStateless(ctx context.Context, text string, f memory.VectorFilter, k int) ([]memory.Memory, error) {
+	terms := lang.Terms(text)
+	counts, err := e.stats.getFresh(ctx, f.Tenant, terms, 0)
+	if err != nil {
+		return nil, errorf("recall: similar: term statistics", err)
+	}
+	sparse := bm25.Query(terms, counts)
+	if sparse.IsZero() || k <= 0 {
+		return nil, nil
+	}
+	hits, err := e.deps.Index.(memory.HybridSearcher).HybridSearch(ctx, memory.CollectionMemories,
+		memory.HybridQuery{Filter: f, Sparse: sparse, PerSide: min(k, memory.MaxHybridPerSide)})
+	if err != nil {
+		return nil, errorf("recall: similar", err)
+	}
+	slices.SortFunc(hits, func(a, b memory.HybridHit) int { return a.SparseRank - b.SparseRank })
+	ids := make([]string, 0, len(hits))
+	for _, h := range hits {
+		if h.SparseRank > 0 {
+			ids = append(ids, h.Doc.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	ms, err := e.deps.Memories.Memories(ctx, memory.MemoryFilter{Tenant: f.Tenant, IDs: ids})
+	if err != nil {
+		return nil, errorf("recall: similar", err)
+	}
+	byID := make(map[string]memory.Memory, len(ms))
+	for _, m := range ms {
+		doc := memory.VectorDocOf(m, nil)
+		doc.Entities = memory.NormalizeEntities(m.Entities)
+		if f.Match(doc) {
+			byID[m.ID] = m
+		}
+	}
+	out := make([]memory.Memory, 0, len(ids))
+	for _, id := range ids {
+		if m, ok := byID[id]; ok {
+			out = append(out, m)
 		}
 	}
 	return out, nil

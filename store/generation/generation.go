@@ -84,8 +84,9 @@ type generationRecord struct {
 var nonName = regexp.MustCompile(`[^a-z0-9]+`)
 
 // Name is the name of the generation an embedding model builds:
-// its model string (which includes the dimension) folded to letters,
-// digits and '_', so it can name a Milvus collection or a directory.
+// its model string (which includes the dimension, and the tokenizer of an
+// index with sparse vectors) folded to letters, digits and '_', so it can
+// name a Milvus collection or a directory.
 func Name(model string) string {
 	return strings.Trim(nonName.ReplaceAllString(strings.ToLower(model), "_"), "_")
 }
@@ -349,7 +350,12 @@ type Config struct {
 	// EmbedderFor rebuilds the embedder of a recorded generation from its
 	// model string.
 	EmbedderFor func(model string) (memory.Embedder, error)
-	Logger      *slog.Logger
+	// Tokenizer, when set, names the tokenizer of the index's sparse
+	// vectors (bm25.Tokenizer): it is part of the generation's name, so a
+	// new tokenizer is a new generation, filled by the Reindex workflow
+	// exactly like a new embedder.
+	Tokenizer string
+	Logger    *slog.Logger
 }
 
 // Open opens the generation the store records (with the embedder that
@@ -364,6 +370,9 @@ func Open(ctx context.Context, cfg Config) (*Set, error) {
 	}
 	g := &Set{store: store, log: log, process: processName()}
 	target := &Generation{Name: Name(emb.Model()), Model: emb.Model(), Embedder: emb}
+	if cfg.Tokenizer != "" {
+		target.Name = Name(emb.Model() + " " + cfg.Tokenizer)
+	}
 	raw, err := store.Setting(ctx, Setting)
 	if err != nil {
 		return nil, fmt.Errorf("read the vector index generation: %w", err)
@@ -413,7 +422,7 @@ func Open(ctx context.Context, cfg Config) (*Set, error) {
 		active.Index.Close()
 		return nil, err
 	}
-	log.Info("the embedding model changed: recall reads the recorded generation until the Reindex workflow fills the new one",
+	log.Info("the embedding model or the tokenizer changed: recall reads the recorded generation until the Reindex workflow fills the new one",
 		"recorded", active.Name, "next", target.Name)
 	g.active, g.next = active, target
 	return g, nil
@@ -440,7 +449,7 @@ type genIndex struct {
 	name string
 }
 
-var _ memory.VectorIndex = genIndex{}
+var _ memory.HybridSearcher = genIndex{}
 
 func (v genIndex) with(f func(gen *Generation) error) error {
 	v.g.mu.RLock()
@@ -474,6 +483,20 @@ func (v genIndex) Upsert(ctx context.Context, c memory.Collection, docs []memory
 
 func (v genIndex) Search(ctx context.Context, c memory.Collection, vec []float32, f memory.VectorFilter, k int) (hits []memory.VectorHit, err error) {
 	err = v.with(func(gen *Generation) error { hits, err = gen.Index.Search(ctx, c, vec, f, k); return err })
+	return hits, err
+}
+
+// HybridSearch searches the generation when its index is a
+// memory.HybridSearcher, and fails with EINVALID otherwise.
+func (v genIndex) HybridSearch(ctx context.Context, c memory.Collection, q memory.HybridQuery) (hits []memory.HybridHit, err error) {
+	err = v.with(func(gen *Generation) error {
+		h, ok := gen.Index.(memory.HybridSearcher)
+		if !ok {
+			return memory.Invalidf("hybrid search", "vector index generation %s keeps no sparse vectors: use Milvus or the local index", gen.Name)
+		}
+		hits, err = h.HybridSearch(ctx, c, q)
+		return err
+	})
 	return hits, err
 }
 

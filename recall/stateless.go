@@ -1,0 +1,368 @@
+package recall
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/hindsight-memory/hindsight/index/bm25"
+	"github.com/hindsight-memory/hindsight/lang"
+	"github.com/hindsight-memory/hindsight/lang/lexicon"
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// Stateless recall (Config.Stateless) is production's: any replica
+// answers any tenant's recall at once, and holds nothing of a tenant but
+// its term statistics for StatsTTL. A recall
+//
+//  1. reads the term statistics of the query's words, entities and task
+//     types (memory.TermStats, one query, cached for StatsTTL): they parse
+//     the hints and weigh the query's sparse vector (bm25.Query);
+//  2. runs one hybrid search over the index's dense and sparse vectors,
+//     with the filters: each candidate comes back with both scores and
+//     the scalar fields the rerank needs;
+//  3. fuses and reranks the candidates exactly as the cached path does,
+//     from those fields;
+//  4. reads from the store, by ID, only the best few: their current
+//     versions (whatever the index's lag), what their relevance and
+//     quoted-phrase hints are computed from, and what is returned. When
+//     too few of them are relevant enough it reads the next few.
+//
+// What the cached path does that this one does not: the context window
+// (Config.Context) borrows relevance from neighbouring memories of a
+// source episode, which the index does not order, so it is off here; a
+// time boost under RRF ranks the in-range candidates of the one search
+// instead of searching the range again; the query LLM is not told the
+// tenant's task types.
+
+// readWindow is how many candidates beyond TopK a stateless recall reads
+// from the store at a time.
+const readWindow = 10
+
+// hybridCandidate is a hybrid hit with its rerank signals.
+type hybridCandidate struct {
+	hit memory.HybridHit
+	b   memory.ScoreBreakdown
+}
+
+func (e *Engine) recallStateless(ctx context.Context, q memory.Query) (Response, error) {
+	q, err := e.validateQuery(q)
+	if err != nil {
+		return Response{}, err
+	}
+	x := expandQuery(e.deps.Lexicon, q.Text)
+	counts, err := e.stats.get(ctx, q.Tenant, statsKeys(q.Text, e.deps.Lexicon, x))
+	if err != nil {
+		return Response{}, errorf("recall: term statistics", err)
+	}
+	parsed := e.understand(ctx, q, statsVocab{counts})
+	f, tf := e.filters(q, &parsed)
+	if parsed.Text != q.Text {
+		x = expandQuery(e.deps.Lexicon, parsed.Text)
+	}
+	hits, err := e.hybrid(ctx, parsed.Text, x, f, counts)
+	if err != nil {
+		return Response{}, err
+	}
+	if parsed.TimeUse == string(TimeFilter) && !slices.ContainsFunc(hits, matched) {
+		// As on the cached path: a range read from the text that holds
+		// nothing is dropped, and the expression's words count again.
+		f.CreatedAfter, f.CreatedBefore = q.Since, q.Until
+		parsed.TimeUse = timeFilterEmpty
+		parsed.Text = q.Text
+		x = expandQuery(e.deps.Lexicon, parsed.Text)
+		if hits, err = e.hybrid(ctx, parsed.Text, x, f, counts); err != nil {
+			return Response{}, err
+		}
+	}
+	cands := e.fuseHybrid(q, parsed, hits, tf)
+	results, pols, err := e.readBest(ctx, q, parsed, x, f, counts, cands)
+	if err != nil {
+		return Response{}, err
+	}
+	e.decorate(ctx, q, results, pols)
+	text, omitted := renderText(results, q.MaxTokens)
+	resp := Response{Results: results, Text: text, Omitted: omitted, Parsed: parsed}
+	if resp.Results == nil {
+		resp.Results = []memory.Result{}
+	}
+	e.recordUsage(nil, q.Tenant, results)
+	return resp, nil
+}
+
+// matched reports whether a hybrid hit has anything in common with the
+// query: a shared term, or a positive cosine.
+func matched(h memory.HybridHit) bool {
+	return h.SparseRank > 0 || (h.DenseRank > 0 && h.Dense > 0)
+}
+
+// hybrid runs the one hybrid search of a recall for text.
+func (e *Engine) hybrid(ctx context.Context, text string, x expansion, f memory.VectorFilter, counts memory.TermCounts) ([]memory.HybridHit, error) {
+	hq := memory.HybridQuery{
+		Filter:      f,
+		Sparse:      bm25.Query(append(lang.Terms(text), x.crossTerms()...), counts),
+		PerSide:     max(e.cfg.VectorCandidates, e.cfg.KeywordCandidates),
+		DenseWeight: e.cfg.VectorShare,
+	}
+	vecs, err := e.deps.Embedder.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, errorf("recall: embed query", err)
+	}
+	if len(vecs) != 1 {
+		return nil, memory.Invalidf("recall: embed query", "embedder returned %d vectors for 1 text", len(vecs))
+	}
+	hq.Dense = vecs[0]
+	hits, err := e.deps.Index.(memory.HybridSearcher).HybridSearch(ctx, memory.CollectionMemories, hq)
+	if err != nil {
+		return nil, errorf("recall: hybrid search", err)
+	}
+	return hits, nil
+}
+
+// fuseHybrid fuses the two sides' lists as the cached path does (rank)
+// and scores each candidate from the index's fields, best first.
+func (e *Engine) fuseHybrid(q memory.Query, parsed Parsed, hits []memory.HybridHit, tf *memory.VectorFilter) []hybridCandidate {
+	byID := make(map[string]memory.HybridHit, len(hits))
+	var dense, sparse []memory.HybridHit
+	for _, h := range hits {
+		byID[h.Doc.ID] = h
+		if h.DenseRank > 0 && h.Dense > 0 && h.DenseRank <= e.cfg.VectorCandidates {
+			dense = append(dense, h)
+		}
+		if h.SparseRank > 0 && h.SparseRank <= e.cfg.KeywordCandidates {
+			sparse = append(sparse, h)
+		}
+	}
+	slices.SortFunc(dense, func(a, b memory.HybridHit) int { return a.DenseRank - b.DenseRank })
+	slices.SortFunc(sparse, func(a, b memory.HybridHit) int { return a.SparseRank - b.SparseRank })
+	list := func(hs []memory.HybridHit, score func(memory.HybridHit) float64, keep func(memory.HybridHit) bool) ranked {
+		var r ranked
+		for _, h := range hs {
+			if keep == nil || keep(h) {
+				r.add(h.Doc.ID, score(h))
+			}
+		}
+		return r
+	}
+	denseScore := func(h memory.HybridHit) float64 { return h.Dense }
+	sparseScore := func(h memory.HybridHit) float64 { return h.Sparse }
+	vs := e.cfg.VectorShare
+	lists := []ranked{list(dense, denseScore, nil), list(sparse, sparseScore, nil)}
+	lists[0].weight, lists[1].weight = vs, 1-vs
+	if tf != nil && e.cfg.Fusion == FusionRRF {
+		in := func(h memory.HybridHit) bool { return tf.Match(h.Doc) }
+		r := []ranked{list(dense, denseScore, in), list(sparse, sparseScore, in)}
+		r[0].weight, r[1].weight = vs*timeBoostShare, (1-vs)*timeBoostShare
+		lists = append(lists, r...)
+	}
+	var fused map[string]float64
+	if e.cfg.Fusion == FusionWeighted {
+		fused = fuseWeighted(lists)
+	} else {
+		fused = fuseRRF(lists, e.cfg.RRFK)
+	}
+	maxSparse := 0.0
+	for _, h := range sparse {
+		maxSparse = max(maxSparse, h.Sparse)
+	}
+	hints := len(parsed.Entities) > 0 || parsed.TaskType != "" || len(parsed.Phrases) > 0
+	out := make([]hybridCandidate, 0, len(fused))
+	for id, rel := range fused {
+		h := byID[id]
+		if tf != nil && e.cfg.Fusion == FusionWeighted {
+			in := 0.0
+			if tf.Match(h.Doc) {
+				in = 1
+			}
+			rel = (rel + timeBoostShare*in) / (1 + timeBoostShare)
+		}
+		c := hybridCandidate{hit: h}
+		c.b.Fused = rel
+		if h.DenseRank > 0 && h.Dense > 0 {
+			c.b.Similarity = h.Dense
+		}
+		if maxSparse > 0 && h.SparseRank > 0 {
+			c.b.Keyword = h.Sparse / maxSparse
+		}
+		if hints && e.cfg.HintBoost > 0 {
+			// Entities and the task type are index fields; quoted phrases
+			// are checked once the text is read (readBest).
+			hit := 0.0
+			if docCarriesHint(h.Doc, parsed) {
+				hit = 1
+			}
+			c.b.Fused = (c.b.Fused + e.cfg.HintBoost*hit) / (1 + e.cfg.HintBoost)
+		}
+		e.rerank(&c.b, memoryOfDoc(h.Doc))
+		out = append(out, c)
+	}
+	sortCandidates(out)
+	return out
+}
+
+// memoryOfDoc is what the rerank reads of a memory, from its document.
+func memoryOfDoc(d memory.VectorDoc) memory.Memory {
+	return memory.Memory{ID: d.ID, Status: memory.Status(d.Status), Confidence: d.Confidence,
+		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, RecallCount: d.RecallCount}
+}
+
+// rerank fills a breakdown's recency, confidence, usage and final score
+// from m.
+func (e *Engine) rerank(b *memory.ScoreBreakdown, m memory.Memory) {
+	w := e.cfg.Weights
+	b.Recency = recency(m, e.deps.Clock(), e.cfg.RecencyHalfLife)
+	b.Confidence = clamp01(m.Confidence)
+	b.Usage = float64(m.RecallCount) / float64(m.RecallCount+e.cfg.UsageHalf)
+	b.Final = w.Relevance*b.Fused + w.Recency*b.Recency + w.Confidence*b.Confidence + w.Usage*b.Usage
+}
+
+// sortCandidates orders candidates as the cached path orders results:
+// superseded ones last, then by final score, then by ID.
+func sortCandidates(cs []hybridCandidate) {
+	superseded := func(c hybridCandidate) bool { return c.hit.Doc.Status == string(memory.StatusSuperseded) }
+	slices.SortFunc(cs, func(a, b hybridCandidate) int {
+		if sa, sb := superseded(a), superseded(b); sa != sb {
+			if sb {
+				return -1
+			}
+			return 1
+		}
+		if a.b.Final != b.b.Final {
+			if a.b.Final > b.b.Final {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.hit.Doc.ID, b.hit.Doc.ID)
+	})
+}
+
+// docCarriesHint is carriesHint on the index's fields: a hinted entity or
+// the task type.
+func docCarriesHint(d memory.VectorDoc, p Parsed) bool {
+	if p.TaskType != "" && d.TaskType == p.TaskType {
+		return true
+	}
+	for _, h := range p.Entities {
+		if slices.Contains(d.Entities, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// readBest reads the best candidates' current versions from the store, a
+// window at a time, until TopK of them are relevant or none is left, and
+// returns them ranked, with their polarities.
+func (e *Engine) readBest(ctx context.Context, q memory.Query, parsed Parsed, x expansion, f memory.VectorFilter,
+	counts memory.TermCounts, cands []hybridCandidate) ([]memory.Result, []polarity, error) {
+	rq := relevanceTerms(parsed.Text, e.deps.Lexicon, x)
+	df := func(t string) int64 { return counts.Terms[t].Docs }
+	var kept []hybridCandidate
+	mems := map[string]memory.Memory{}
+	for next := 0; next < len(cands) && len(kept) < q.TopK; {
+		window := cands[next:min(len(cands), next+q.TopK+readWindow)]
+		next += len(window)
+		ids := make([]string, len(window))
+		for i, c := range window {
+			ids[i] = c.hit.Doc.ID
+		}
+		ms, err := e.deps.Memories.Memories(ctx, memory.MemoryFilter{Tenant: q.Tenant, IDs: ids})
+		if err != nil {
+			return nil, nil, errorf("recall: read the best candidates", err)
+		}
+		for _, m := range ms {
+			mems[m.ID] = m
+		}
+		for _, c := range window {
+			m, ok := mems[c.hit.Doc.ID]
+			if !ok {
+				continue // purged since the index was written
+			}
+			doc := memory.VectorDocOf(m, nil)
+			doc.Entities = memory.NormalizeEntities(m.Entities)
+			if !f.Match(doc) {
+				continue // the index lags the store: the current version no longer qualifies
+			}
+			c.b.Relevance = coverageOf(rq, distinct(bm25.Terms(m)), counts.Docs, df)
+			if e.cfg.VectorRelevance {
+				c.b.Relevance = max(c.b.Relevance, vectorRelevance(c.b.Similarity))
+			}
+			c.b.Relevant = c.b.Relevance >= e.cfg.MinRelevance
+			if e.cfg.MinRelevance >= 0 && !c.b.Relevant {
+				continue
+			}
+			if len(parsed.Phrases) > 0 && e.cfg.HintBoost > 0 && !docCarriesHint(doc, parsed) && carriesPhrase(m, parsed) {
+				c.b.Fused = (c.b.Fused*(1+e.cfg.HintBoost) + e.cfg.HintBoost) / (1 + e.cfg.HintBoost)
+			}
+			c.hit.Doc = doc
+			e.rerank(&c.b, m)
+			kept = append(kept, c)
+		}
+	}
+	sortCandidates(kept)
+	kept = kept[:min(len(kept), q.TopK)]
+	results := make([]memory.Result, len(kept))
+	pols := make([]polarity, len(kept))
+	for i, c := range kept {
+		m := mems[c.hit.Doc.ID]
+		if !slices.Contains(m.Flags, memory.FlagInstructionLike) && memory.InstructionLike(memory.EmbedText(m)) {
+			m.Flags = append(m.Flags, memory.FlagInstructionLike)
+		}
+		results[i] = memory.Result{Memory: m, Score: c.b.Final, Breakdown: c.b}
+		pols[i] = polarityOf(m.Content)
+	}
+	return results, pols, nil
+}
+
+// carriesPhrase reports whether a memory's content contains a phrase the
+// query quotes or a file name it names.
+func carriesPhrase(m memory.Memory, p Parsed) bool {
+	text := lang.Fold(m.Content)
+	for _, ph := range p.Phrases {
+		if strings.Contains(text, ph) {
+			return true
+		}
+	}
+	return false
+}
+
+func distinct(terms []string) []string {
+	slices.Sort(terms)
+	return slices.Compact(terms)
+}
+
+// statsKeys are the term statistics a stateless recall of text needs: its
+// terms and their translations (the sparse query), its units of meaning
+// (relevance), and every phrase of it that could be an entity or a task
+// type (hints).
+func statsKeys(text string, lx *lexicon.Lexicon, x expansion) []string {
+	keys := append(lang.Terms(text), x.crossTerms()...)
+	for _, t := range relevanceTerms(text, lx, x) {
+		if len(t.forms) > 0 && len(t.forms[0]) == 1 {
+			keys = append(keys, t.forms[0][0])
+		}
+	}
+	forEachHintKey(text, func(key string, _ int) {
+		keys = append(keys, memory.TermEntityPrefix+key, memory.TermTaskPrefix+key)
+	})
+	for _, ph := range hintPhrases(text) {
+		keys = append(keys, memory.TermEntityPrefix+phraseKey(ph))
+	}
+	return keys
+}
+
+// statsVocab is query understanding's view of term statistics.
+type statsVocab struct{ c memory.TermCounts }
+
+func (v statsVocab) entity(key string) (string, bool) {
+	st, ok := v.c.Terms[memory.TermEntityPrefix+key]
+	return st.Value, ok && st.Docs > 0
+}
+
+func (v statsVocab) taskType(key string) (string, bool) {
+	st, ok := v.c.Terms[memory.TermTaskPrefix+key]
+	return st.Value, ok && st.Docs > 0
+}
+
+func (v statsVocab) knownTaskTypes(int) []string { return nil }

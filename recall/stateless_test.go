@@ -1,0 +1,81 @@
+package recall
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// TestStatelessPassesTheSuite runs the recall tests again on stateless
+// engines: one hybrid search and reads of the store must answer as the
+// cached engine does. Left out are the tests of what only the cache has
+// (the context window, catch-up and staleness of the cache, its loads).
+func TestStatelessPassesTheSuite(t *testing.T) {
+	tests := map[string]func(*testing.T){
+		"Filters":                    TestFilters,
+		"FiltersApplyToBothSources":  TestFiltersApplyToBothSources,
+		"TenantIsolation":            TestTenantIsolation,
+		"QueryValidation":            TestQueryValidation,
+		"QueryUnderstanding":         TestQueryUnderstanding,
+		"TimeBoost":                  TestTimeBoost,
+		"Hints":                      TestHints,
+		"WithEvents":                 TestWithEvents,
+		"RerankWeights":              TestRerankWeights,
+		"RelevanceDominates":         TestRelevanceDominates,
+		"UsageRecordedInBackground":  TestUsageRecordedInBackground,
+		"SimilarFindsSharedWords":    TestSimilarFindsSharedWordsWithinTheFilter,
+		"ConcurrentRecallsAndWrites": TestConcurrentRecallsAndWrites,
+	}
+	stateless = true
+	defer func() { stateless = false }()
+	for name, f := range tests {
+		t.Run(name, f)
+	}
+}
+
+// TestStatelessKeepsNoTenant: a stateless engine answers from the index
+// and the store alone; it loads no tenant's memories.
+func TestStatelessKeepsNoTenant(t *testing.T) {
+	stateless = true
+	defer func() { stateless = false }()
+	e := newEnv(t, Config{})
+	e.write(t, mem("t1", "m1", "Parse CSV files with Chinese headers using the GBK encoding", 0),
+		mem("t1", "m2", "Deploys go out on Tuesdays after the CI run", 0))
+	r := e.recall(t, memory.Query{Tenant: "t1", Text: "CSV headers encoding"})
+	if got := ids(r); len(got) == 0 || got[0] != "m1" {
+		t.Fatalf("recall = %v, want m1 first", got)
+	}
+	e.engine.mu.Lock()
+	n := len(e.engine.tenants)
+	e.engine.mu.Unlock()
+	if n != 0 {
+		t.Errorf("the engine holds %d tenant caches, want none", n)
+	}
+}
+
+// TestStatelessServesTheStoresVersion: the index may lag the store; what
+// is returned is the store's current version, and a memory the store no
+// longer holds as recallable is not returned.
+func TestStatelessServesTheStoresVersion(t *testing.T) {
+	stateless = true
+	defer func() { stateless = false }()
+	e := newEnv(t, Config{})
+	a := mem("t1", "a", "The staging database password rotates every Monday", 0)
+	b := mem("t1", "b", "The staging database lives in eu-west-1", 0)
+	e.write(t, a, b)
+	// Behind the index's back: a is forgotten, b corrected.
+	a2, b2 := a, b
+	a2.Version, a2.Status = 2, memory.StatusForgotten
+	b2.Version, b2.Content = 2, "The staging database lives in eu-central-1"
+	if err := e.store.PutMemories(context.Background(), []memory.Memory{a2, b2}); err != nil {
+		t.Fatal(err)
+	}
+	r := e.recall(t, memory.Query{Tenant: "t1", Text: "staging database"})
+	if got := ids(r); len(got) != 1 || got[0] != "b" {
+		t.Fatalf("recall = %v, want only b", got)
+	}
+	if c := r.Results[0].Memory.Content; c != b2.Content || r.Results[0].Memory.Version != 2 {
+		t.Errorf("served %q (version %d), want the store's version 2 %q", c, r.Results[0].Memory.Version, b2.Content)
+	}
+}
