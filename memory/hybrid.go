@@ -21,6 +21,11 @@ func ValidateHybridQuery(op string, dim int, q HybridQuery) error {
 	if q.Dense != nil && len(q.Dense) != dim {
 		return Invalidf(op, "query vector has dimension %d, the index has dimension %d", len(q.Dense), dim)
 	}
+	for _, x := range q.Dense {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return Invalidf(op, "query vector has NaN or infinite components")
+		}
+	}
 	if q.Dense == nil && q.Sparse.IsZero() {
 		return Invalidf(op, "give a dense query vector, a sparse one, or both")
 	}

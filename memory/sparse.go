@@ -2,8 +2,14 @@ package memory
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
+
+// MaxSparseIndex is the largest index a sparse vector may hold: Milvus
+// refuses 2^32-1 ("invalid index in sparse float vector: must be less than
+// 2^32-1"), so every HybridSearcher refuses it too.
+const MaxSparseIndex = math.MaxUint32 - 1
 
 // SparseVector is a sparse vector: strictly increasing indices and their
 // weights. Hindsight's are keyword vectors (see package index/bm25): an
@@ -38,9 +44,9 @@ func (v SparseVector) Dot(w SparseVector) float64 {
 	return s
 }
 
-// Validate checks that v's indices strictly increase, that it has one
-// value per index and that no value is negative or NaN, the shape every
-// HybridSearcher accepts.
+// Validate checks that v's indices strictly increase up to
+// MaxSparseIndex, that it has one value per index and that every value is
+// a finite non-negative number, the shape every HybridSearcher accepts.
 func (v SparseVector) Validate(op, what string) error {
 	if len(v.Indices) != len(v.Values) {
 		return Invalidf(op, "%s has %d sparse indices and %d values; give one value per index", what, len(v.Indices), len(v.Values))
@@ -49,8 +55,11 @@ func (v SparseVector) Validate(op, what string) error {
 		if i > 0 && v.Indices[i] <= v.Indices[i-1] {
 			return Invalidf(op, "%s has sparse indices out of order at position %d; sort them and drop duplicates", what, i)
 		}
-		if !(x >= 0) {
-			return Invalidf(op, "%s has sparse weight %v at index %d; weights must be non-negative numbers", what, x, v.Indices[i])
+		if v.Indices[i] > MaxSparseIndex {
+			return Invalidf(op, "%s has sparse index %d; indices must be at most %d", what, v.Indices[i], uint32(MaxSparseIndex))
+		}
+		if !(x >= 0) || math.IsInf(float64(x), 1) {
+			return Invalidf(op, "%s has sparse weight %v at index %d; weights must be finite non-negative numbers", what, x, v.Indices[i])
 		}
 	}
 	return nil
