@@ -20,10 +20,13 @@ import (
 // length cannot make a decoder allocate gigabytes.
 const maxString = 1 << 24
 
-// Bits of a document's flags byte.
+// Bits of a document's flags byte. A bit that is clear means its field is
+// absent, which is how records and snapshots written before the field
+// existed read: the flags byte makes every optional field a trailing one.
 const (
 	flagPinned = 1 << iota
 	flagScope
+	flagSparse
 )
 
 func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
@@ -61,14 +64,19 @@ func appendDoc(b []byte, d memory.VectorDoc) []byte {
 	b = appendTime(b, d.CreatedAt)
 	b = appendTime(b, d.UpdatedAt)
 	b = binary.AppendVarint(b, int64(d.RecallCount))
-	// One flags byte: bit 0 pinned, bit 1 a scope follows. Documents
-	// written before scopes existed have no scope, which reads as shared.
+	// One flags byte: bit 0 pinned, bit 1 a scope follows, bit 2 a sparse
+	// vector follows the entities. Documents written before scopes existed
+	// have no scope, which reads as shared; documents written before
+	// sparse vectors existed have none.
 	flags := byte(0)
 	if d.Pinned {
 		flags |= flagPinned
 	}
 	if d.Scope != "" {
 		flags |= flagScope
+	}
+	if !d.Sparse.IsZero() {
+		flags |= flagSparse
 	}
 	b = append(b, flags)
 	if d.Scope != "" {
@@ -77,6 +85,23 @@ func appendDoc(b []byte, d memory.VectorDoc) []byte {
 	b = appendUvarint(b, uint64(len(d.Entities)))
 	for _, e := range d.Entities {
 		b = appendString(b, e)
+	}
+	if !d.Sparse.IsZero() {
+		b = appendSparse(b, d.Sparse)
+	}
+	return b
+}
+
+// appendSparse encodes a valid sparse vector: its length, then per entry
+// the gap from the previous index (the first index itself) as a uvarint
+// and the weight as a float32.
+func appendSparse(b []byte, v memory.SparseVector) []byte {
+	b = appendUvarint(b, uint64(len(v.Indices)))
+	prev := uint32(0)
+	for i, x := range v.Indices {
+		b = appendUvarint(b, uint64(x-prev))
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v.Values[i]))
+		prev = x
 	}
 	return b
 }
@@ -221,5 +246,35 @@ func (d *decoder) doc(tenant string) memory.VectorDoc {
 			doc.Entities[i] = d.string()
 		}
 	}
+	if flags&flagSparse != 0 {
+		doc.Sparse = d.sparse()
+	}
 	return doc
+}
+
+// sparse reads a vector written by appendSparse, checking that its indices
+// increase and stay in range.
+func (d *decoder) sparse() memory.SparseVector {
+	n := d.length()
+	if n == 0 {
+		d.fail(errors.New("an empty sparse vector is flagged as present"))
+		return memory.SparseVector{}
+	}
+	v := memory.SparseVector{Indices: make([]uint32, 0, min(n, 1<<16)), Values: make([]float32, 0, min(n, 1<<16))}
+	idx := uint64(0)
+	for i := 0; i < n && d.err == nil; i++ {
+		gap := d.uvarint()
+		if i > 0 && gap == 0 {
+			d.fail(fmt.Errorf("sparse index %d repeats", idx))
+		}
+		if idx += gap; gap > memory.MaxSparseIndex || idx > memory.MaxSparseIndex {
+			d.fail(fmt.Errorf("sparse index %d is out of range", idx))
+		}
+		v.Indices = append(v.Indices, uint32(idx))
+		v.Values = append(v.Values, math.Float32frombits(d.uint32()))
+	}
+	if d.err != nil {
+		return memory.SparseVector{}
+	}
+	return v
 }

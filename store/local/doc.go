@@ -12,6 +12,14 @@
 // few, or the graph search has to visit too much of the partition to find
 // enough matches, the search scans exactly instead.
 //
+// It is also a memory.HybridSearcher (hybrid.go): the dense side of a
+// hybrid search is the search above, the sparse (keyword) side an exact
+// scan of the partition's documents that pass the filter, scoring each
+// document's sparse vector against the query's. Both scores of every
+// candidate are then computed exactly (cosine from the stored vector, the
+// dot product from the stored sparse vector) and memory.UnionHybrid ranks
+// and orders the union.
+//
 // Durability: every write is appended to a checksummed write-ahead log and
 // fsynced before it is acknowledged (wal.go). A background checkpoint
 // snapshots changed partitions, graph included, and deletes the log they
@@ -20,6 +28,13 @@
 // unacknowledged write. A kill -9 therefore loses nothing that was
 // acknowledged; TestCrashKeepsAcknowledgedWrites proves it with a child
 // process.
+//
+// Formats: a document's sparse vector is encoded behind a flag bit that
+// logs and snapshots written before sparse vectors existed leave clear, so
+// they load unchanged (snapshot version 2, TestOpensVersion2); snapshots
+// are written as version 3. An older binary refuses version 3 snapshots
+// and cannot read log records of documents with sparse vectors: going back
+// to one means rebuilding the index.
 //
 // Deleting a document, or changing its vector, leaves a tombstone in the
 // graph, which searches route through but never return; a checkpoint

@@ -245,11 +245,10 @@ func (x *Index) Upsert(ctx context.Context, c memory.Collection, docs []memory.V
 	slices.SortFunc(parts, comparePartitions) // a fixed lock order
 	var recs []record
 	var targets []*partition
-	per := max(1, maxRecordPayload/(4*x.cfg.Dim+256))
 	for _, p := range parts {
 		p.writeMu.Lock()
 		defer p.writeMu.Unlock()
-		for chunk := range slices.Chunk(byTenant[p.tenant], per) {
+		for _, chunk := range x.chunks(byTenant[p.tenant]) {
 			recs = append(recs, record{op: opUpsert, coll: c, tenant: p.tenant, docs: chunk})
 			targets = append(targets, p)
 		}
@@ -268,6 +267,26 @@ func (x *Index) Upsert(ctx context.Context, c memory.Collection, docs []memory.V
 // logged as several records (which a crash may keep only some of, as it may
 // keep only some partitions of a batch; the batch was not acknowledged).
 const maxRecordPayload = 32 << 20
+
+// chunks splits documents into runs whose encoding stays around
+// maxRecordPayload: a dense vector is 4 bytes a dimension, a sparse entry
+// at most 9 bytes, the scalar fields some 256.
+func (x *Index) chunks(docs []memory.VectorDoc) [][]memory.VectorDoc {
+	var out [][]memory.VectorDoc
+	start, size := 0, 0
+	for i, d := range docs {
+		n := 4*x.cfg.Dim + 256 + 9*d.Sparse.Len()
+		if i > start && size+n > maxRecordPayload {
+			out = append(out, docs[start:i])
+			start, size = i, 0
+		}
+		size += n
+	}
+	if start < len(docs) {
+		out = append(out, docs[start:])
+	}
+	return out
+}
 
 // lastByID keeps, for every (tenant, ID), only its last document.
 func lastByID(docs []memory.VectorDoc) []memory.VectorDoc {

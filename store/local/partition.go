@@ -123,7 +123,7 @@ func (c *codes) allowed(values []string, nLive int) (*[256]bool, int) {
 // A compaction builds a new state and swaps it in whole.
 type state struct {
 	vecs     *arena
-	docs     []memory.VectorDoc // by node, without vectors; zero for tombstones
+	docs     []memory.VectorDoc // by node, without dense vectors (sparse ones kept); zero for tombstones
 	live     []bool
 	kind     []uint8
 	status   []uint8
@@ -190,6 +190,7 @@ func (st *state) setDoc(i uint32, d memory.VectorDoc) {
 	}
 	d.Vector = nil
 	d.Entities = slices.Clone(d.Entities)
+	d.Sparse = d.Sparse.Clone()
 	st.docs[i] = d
 	st.kind[i] = st.kinds.code(string(d.Kind))
 	st.status[i] = st.statuses.code(d.Status)
@@ -253,6 +254,7 @@ func (st *state) get(id string) (memory.VectorDoc, bool) {
 	d := st.docs[i]
 	d.Vector = slices.Clone(st.vecs.at(i))
 	d.Entities = slices.Clone(d.Entities)
+	d.Sparse = d.Sparse.Clone()
 	return d, true
 }
 
@@ -346,9 +348,11 @@ func (st *state) search(q []float32, f memory.VectorFilter, k int, sp searchPara
 	return hits
 }
 
+// hit returns node i as a hit, without its vectors.
 func (st *state) hit(i uint32, score float32) memory.VectorHit {
 	d := st.docs[i]
 	d.Entities = slices.Clone(d.Entities)
+	d.Sparse = memory.SparseVector{}
 	return memory.VectorHit{Doc: d, Score: float64(score)}
 }
 

@@ -25,10 +25,17 @@ import (
 // It is written to a temporary file, synced, and renamed over the previous
 // snapshot, so a crash leaves either the old or the new one. Tombstones are
 // kept, because the graph routes through them.
+//
+// Version 3 documents may carry a sparse vector (a flag bit of the
+// document, see codec.go); version 2 snapshots, written before, read the
+// same way with none. Older binaries refuse version 3 instead of
+// misreading it.
 
 const (
 	snapMagic   = "HSLX"
-	snapVersion = 2
+	snapVersion = 3
+	// snapOldest is the oldest version readSnapshot reads.
+	snapOldest = 2
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -137,8 +144,8 @@ func readSnapshot(path string, dim int, hp HNSWConfig) (*partition, error) {
 	if string(d.bytes(4)) != snapMagic {
 		return nil, errors.New("not a hindsight snapshot")
 	}
-	if v := d.uint32(); v != snapVersion && d.err == nil {
-		return nil, fmt.Errorf("snapshot version %d is not supported (want %d)", v, snapVersion)
+	if v := d.uint32(); (v < snapOldest || v > snapVersion) && d.err == nil {
+		return nil, fmt.Errorf("snapshot version %d is not supported (want %d to %d)", v, snapOldest, snapVersion)
 	}
 	if got := int(d.uint32()); got != dim && d.err == nil {
 		return nil, fmt.Errorf("snapshot holds vectors of dimension %d, the index has dimension %d", got, dim)

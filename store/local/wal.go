@@ -29,7 +29,9 @@ import (
 //	lsn uint64 | op | collection | tenant | count | items
 //
 // where an upsert's items are documents with their vectors and a delete's
-// are IDs. Every record touches one partition. A write is acknowledged only
+// are IDs (a document's sparse vector, when it has one, is part of the
+// document's encoding, behind a flag bit that records logged before sparse
+// vectors existed leave clear). Every record touches one partition. A write is acknowledged only
 // after its records are written and, under SyncAlways, fsynced; concurrent
 // writers share one fsync (group commit).
 //
