@@ -17,6 +17,7 @@ import (
 	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/consolidate"
 	"github.com/hindsight-memory/hindsight/index"
+	"github.com/hindsight-memory/hindsight/index/bm25"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/llm"
 	"github.com/hindsight-memory/hindsight/llm/offline"
@@ -201,8 +202,23 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 		rt.closers = append(rt.closers, rt.Store.Close)
 	}
 
+	// With Milvus, recall is production's: stateless, one hybrid search of
+	// dense and BM25 sparse vectors, weighted by term statistics the
+	// indexer keeps in the store (recall/stateless.go).
+	if cfg.Milvus != nil {
+		cfg.Recall.Stateless = true
+	}
+	var terms memory.TermStats
+	tokenizer := ""
+	if cfg.Recall.Stateless {
+		ts, ok := rt.Store.(memory.TermStats)
+		if !ok {
+			return nil, fmt.Errorf("stateless recall needs term statistics, which the episodic store %T does not keep", rt.Store)
+		}
+		terms, tokenizer = ts, bm25.Tokenizer
+	}
 	rt.gens, err = generation.Open(ctx, generation.Config{
-		Store: rt.Store, Embedder: rt.Embedder, Logger: log,
+		Store: rt.Store, Embedder: rt.Embedder, Logger: log, Tokenizer: tokenizer,
 		OpenIndex: func(ctx context.Context, name string, dim int) (memory.VectorIndex, error) {
 			return openIndex(ctx, cfg, name, dim, log)
 		},
@@ -231,15 +247,17 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 	rt.Engine, err = recall.New(cfg.Recall, recall.Deps{
 		Memories: rt.Store, Episodes: rt.Store, Events: rt.Store,
 		Index: rt.Index, Embedder: rt.Embedder, QueryLLM: rt.LLM, Lexicon: cfg.Lexicon,
-		Conflicts: merge.Conflicts, Logger: log, Metrics: cfg.Metrics,
+		Conflicts: merge.Conflicts, Logger: log, Metrics: cfg.Metrics, Terms: terms,
 	})
 	if err != nil {
 		return nil, err
 	}
 	rt.closers = append(rt.closers, rt.Engine.Close)
-	rt.Indexer, err = index.New(index.Deps{
-		Memories: rt.Store, Index: rt.Index, Embedder: rt.Embedder, Cache: rt.Engine,
-	}, cfg.Recall.EmbedBatch)
+	ideps := index.Deps{Memories: rt.Store, Index: rt.Index, Embedder: rt.Embedder, Cache: rt.Engine}
+	if cfg.Recall.Stateless {
+		ideps.Keywords = index.NewKeywords(terms)
+	}
+	rt.Indexer, err = index.New(ideps, cfg.Recall.EmbedBatch)
 	if err != nil {
 		return nil, err
 	}
@@ -327,9 +345,14 @@ func describeParts(cfg Config, rt *Runtime) []Part {
 	if cfg.OpenAI != nil {
 		reader = "LLM " + cmp.Or(cfg.OpenAI.Model, openai.DefaultModel) + " at " + cmp.Or(cfg.OpenAI.BaseURL, openai.DefaultBaseURL)
 	}
+	recallBy := "per-process cache of each tenant's memories and keyword index, with the vector index"
+	if rt.Engine.Config().Stateless {
+		recallBy = "stateless: one hybrid search (dense and BM25 sparse vectors) and reads of the store by ID"
+	}
 	return []Part{
 		{"episodic store", store},
 		{"vector index", vectors + " (generation " + rt.gens.Active().Name + ")"},
+		{"recall", recallBy},
 		{"embedder", rt.Embedder.Model()},
 		{"extraction and merge judge", reader},
 	}

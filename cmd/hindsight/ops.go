@@ -64,7 +64,8 @@ func runMigrate(ctx context.Context, args []string, out io.Writer) error {
 Apply the ClickHouse schema migrations (schema/clickhouse) to the server at
 CLICKHOUSE_ADDR, or to the embedded engine in --data-dir. Migrations are
 recorded and applying them again is a no-op; the service also applies them
-at start.`, "CLICKHOUSE_ADDR", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD", "HINDSIGHT_DATA_DIR", "HINDSIGHT_CHDB_LIB")
+at start. With CLICKHOUSE_CLUSTER they run ON CLUSTER, with Replicated
+engines.`, "CLICKHOUSE_ADDR", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD", "CLICKHOUSE_CLUSTER", "HINDSIGHT_DATA_DIR", "HINDSIGHT_CHDB_LIB")
 	var s stackFlags
 	s.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -196,6 +197,7 @@ model; otherwise the offline embedder.`, "OPENAI_BASE_URL", "OPENAI_API_KEY", "H
 	maxQ := fs.Int("max-questions", 0, "score only the first N questions of each conversation (0: all)")
 	serviceDefaults := fs.Bool("service-defaults", false, "recall exactly as memory_recall serves (recency in the rerank, no context window) instead of the eval's settings")
 	threshold := fs.Float64("threshold", 0, "relevance threshold scored besides the unfiltered ranking (0: the service's default)")
+	stateless := fs.Bool("stateless", false, "recall as production serves: one hybrid search (dense and BM25 sparse vectors) and reads of the store, no per-tenant cache")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -215,7 +217,7 @@ model; otherwise the offline embedder.`, "OPENAI_BASE_URL", "OPENAI_API_KEY", "H
 	if err != nil {
 		return err
 	}
-	opts := locomo.Options{DataPath: *data, Ks: cut, Embedder: emb, Baseline: *baseline, MaxQuestions: *maxQ, Lexicon: lexicon.Default(), Threshold: *threshold}
+	opts := locomo.Options{DataPath: *data, Ks: cut, Embedder: emb, Baseline: *baseline, MaxQuestions: *maxQ, Lexicon: lexicon.Default(), Threshold: *threshold, Stateless: *stateless}
 	if *serviceDefaults {
 		cfg := locomo.ServiceConfig(emb)
 		opts.Config = &cfg

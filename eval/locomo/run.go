@@ -39,6 +39,12 @@ type Options struct {
 	// Baseline also scores the README's reference baseline (BM25 and
 	// character trigram TF-IDF fused by RRF) on the same questions.
 	Baseline bool
+	// Stateless recalls as production serves (recall.Config.Stateless):
+	// one hybrid search of the index, whose documents carry BM25 sparse
+	// vectors, and reads of the store, with no per-tenant cache. It needs
+	// an Embedder, and a NewIndex that returns a memory.HybridSearcher
+	// (memory.MemIndex by default, or Milvus).
+	Stateless bool
 	// Lexicon expands query terms as the service does (nil: none).
 	Lexicon *lexicon.Lexicon
 	// Threshold is the relevance threshold scored besides the unfiltered
@@ -375,15 +381,20 @@ func newRunner(ctx context.Context, conv Conversation, opt Options, cfg recall.C
 	if r.index != nil {
 		deps.Index, deps.Embedder = r.index, opt.Embedder
 	}
+	ideps := index.Deps{Memories: r.store}
+	if r.index != nil {
+		ideps.Index, ideps.Embedder = r.index, opt.Embedder
+	}
+	if opt.Stateless {
+		cfg.Stateless, deps.Terms = true, r.store
+		ideps.Keywords = index.NewKeywords(r.store)
+	}
 	var err error
 	if r.engine, err = recall.New(cfg, deps); err != nil {
 		r.close()
 		return nil, err
 	}
-	ideps := index.Deps{Memories: r.store, Cache: r.engine}
-	if r.index != nil {
-		ideps.Index, ideps.Embedder = r.index, opt.Embedder
-	}
+	ideps.Cache = r.engine
 	if r.indexer, err = index.New(ideps, cfg.EmbedBatch); err != nil {
 		r.close()
 		return nil, err

@@ -45,11 +45,12 @@ const (
 // Tokenizer names the tokenizer and the weighting of the sparse vectors.
 const Tokenizer = "bm25-lang-terms-1"
 
-// TermID is a term's sparse index.
+// TermID is a term's sparse index: its FNV-1a hash, at most
+// memory.MaxSparseIndex (the one hash above shares the index below).
 func TermID(term string) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(term))
-	return h.Sum32()
+	return min(h.Sum32(), memory.MaxSparseIndex)
 }
 
 // Terms are a memory's keyword terms, with repeats.
