@@ -12,4 +12,11 @@
 // still names the tenant. The primary key combines tenant and ID
 // (PrimaryKey), because the same ID may exist in two tenants independently.
 // Dynamic fields are off: a document has exactly the fields declared here.
+//
+// The memories collection also holds each memory's keyword vector in a
+// sparse float vector field (FieldSparse) with an inverted index scored by
+// inner product, for hybrid search; episodes have none. Sparse vectors
+// need Milvus 2.4 or newer. Milvus cannot add a vector field to an
+// existing collection, so Check refuses a memories collection created
+// without it (SparseFieldError): the index generation must be rebuilt.
 package milvus

@@ -21,6 +21,8 @@ const (
 	Bool        DataType = "Bool"
 	FloatVector DataType = "FloatVector"
 	Array       DataType = "Array"
+	// SparseFloatVector needs Milvus 2.4 or newer.
+	SparseFloatVector DataType = "SparseFloatVector"
 )
 
 // Field names. Times are Unix milliseconds (the precision ClickHouse keeps
@@ -42,7 +44,25 @@ const (
 	FieldRecallCount = "recall_count"
 	FieldPinned      = "pinned"
 	FieldEntities    = "entities"
+	// FieldSparse is a memory's keyword vector (memory.VectorDoc.Sparse),
+	// in the memories collection only.
+	FieldSparse = "sparse"
 )
+
+// The sparse field's index: an inverted index scored by inner product,
+// built and searched without dropping small weights, so that its scores
+// are the exact dot products.
+const (
+	SparseIndexType = "SPARSE_INVERTED_INDEX"
+	SparseMetric    = "IP"
+)
+
+// EmptySparseIndex is where a document without keywords keeps its sparse
+// row: Milvus before 2.4.12 refuses empty sparse rows, so an empty vector
+// is stored as the single entry EmptySparseIndex → 0 and read back as
+// empty. A zero weight adds nothing to any dot product, so the row scores
+// 0 against every query, as an empty one would.
+const EmptySparseIndex = memory.MaxSparseIndex
 
 // Limits of the VarChar and Array fields, in bytes and elements. Milvus
 // rejects longer values, so the adapter checks them first and says which
@@ -79,26 +99,38 @@ type Field struct {
 	ElementType  DataType // Array only
 	MaxLength    int      // VarChar, and the VarChar elements of an Array
 	MaxCapacity  int      // Array
-	Dim          int      // FloatVector
+	Dim          int      // FloatVector; SparseFloatVector has none
 	PrimaryKey   bool
 	PartitionKey bool
 	Description  string
 }
 
-// Index is the vector index of a collection.
+// Index is the index of one vector field.
 type Index struct {
 	Field  string
-	Type   string // HNSW, IVF_FLAT, FLAT, AUTOINDEX, DISKANN
+	Type   string // HNSW, IVF_FLAT, FLAT, AUTOINDEX, DISKANN; SPARSE_INVERTED_INDEX
 	Metric string // COSINE or IP
 	Params map[string]string
 }
 
-// Collection is one collection: its name, fields and vector index.
+// Collection is one collection: its name, fields and vector indexes.
 type Collection struct {
 	Name        string
 	Description string
 	Fields      []Field
-	Index       Index
+	// Index is the dense vector's index.
+	Index Index
+	// Sparse is the sparse field's index; nil for a collection without
+	// one (episodes).
+	Sparse *Index
+}
+
+// Indexes are the collection's vector indexes, dense first.
+func (c Collection) Indexes() []Index {
+	if c.Sparse == nil {
+		return []Index{c.Index}
+	}
+	return []Index{c.Index, *c.Sparse}
 }
 
 // Options configure the collections.
@@ -180,7 +212,7 @@ func Spec(c memory.Collection, o Options) Collection {
 	if c == memory.CollectionEpisodes {
 		desc = "Hindsight episodes: one row per distilled session"
 	}
-	return Collection{
+	spec := Collection{
 		Name:        o.Name(c),
 		Description: desc,
 		Fields: []Field{
@@ -202,6 +234,12 @@ func Spec(c memory.Collection, o Options) Collection {
 		},
 		Index: Index{Field: FieldVector, Type: o.IndexType, Metric: o.Metric, Params: maps.Clone(o.IndexParams)},
 	}
+	if c == memory.CollectionMemories {
+		spec.Fields = append(spec.Fields, Field{Name: FieldSparse, Type: SparseFloatVector,
+			Description: "keyword (BM25) weights by term hash; a document without keywords holds EmptySparseIndex → 0"})
+		spec.Sparse = &Index{Field: FieldSparse, Type: SparseIndexType, Metric: SparseMetric, Params: map[string]string{"drop_ratio_build": "0"}}
+	}
+	return spec
 }
 
 // DimensionError reports a collection whose stored vectors have another
@@ -217,19 +255,36 @@ func (e *DimensionError) Error() string {
 		e.Collection, e.Stored, e.Want)
 }
 
+// SparseFieldError reports a memories collection created before keyword
+// search, without the sparse field: Milvus cannot add a vector field to a
+// collection, so the index generation must be rebuilt.
+type SparseFieldError struct {
+	Collection string
+}
+
+func (e *SparseFieldError) Error() string {
+	return fmt.Sprintf("collection %s has no %s field: it was created before keyword (sparse) search, and Milvus cannot add a vector field to a collection; rebuild the index generation into a new collection (hindsight reindex, or another collection prefix) before using this version",
+		e.Collection, FieldSparse)
+}
+
 // Check compares the fields a server reports for the collection (got) with
-// the spec. It returns a *DimensionError when only the vector dimension
-// differs, and an error naming every other difference, which means the
-// collection was not created by this version of Hindsight.
+// the spec. It returns a *SparseFieldError when the sparse field is
+// missing and a *DimensionError when the vector dimension differs, both
+// when nothing else does, and otherwise an error naming every difference,
+// which means the collection was not created by Hindsight.
 func (c Collection) Check(got []Field) error {
 	byName := map[string]Field{}
 	for _, f := range got {
 		byName[f.Name] = f
 	}
 	var errs []error
-	var dimErr error
+	var dimErr, sparseErr error
 	for _, want := range c.Fields {
 		f, ok := byName[want.Name]
+		if !ok && want.Type == SparseFloatVector {
+			sparseErr = &SparseFieldError{Collection: c.Name}
+			continue
+		}
 		if !ok {
 			errs = append(errs, fmt.Errorf("field %s is missing", want.Name))
 			continue
@@ -257,6 +312,9 @@ func (c Collection) Check(got []Field) error {
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("collection %s does not match the spec of this version of hindsight (%w); drop it and reindex, or use another collection prefix", c.Name, errors.Join(errs...))
+	}
+	if sparseErr != nil {
+		return sparseErr
 	}
 	return dimErr
 }

@@ -97,3 +97,65 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("short field = %v", err)
 	}
 }
+
+func TestSparseField(t *testing.T) {
+	o := Options{Dim: 8}.WithDefaults()
+	m, e := Spec(memory.CollectionMemories, o), Spec(memory.CollectionEpisodes, o)
+	var sparse []Field
+	for _, f := range m.Fields {
+		if f.Type == SparseFloatVector {
+			sparse = append(sparse, f)
+		}
+	}
+	if len(sparse) != 1 || sparse[0].Name != FieldSparse || sparse[0].Dim != 0 || sparse[0].PrimaryKey || sparse[0].PartitionKey {
+		t.Fatalf("memories' sparse fields = %+v", sparse)
+	}
+	if m.Sparse == nil || m.Sparse.Field != FieldSparse || m.Sparse.Type != "SPARSE_INVERTED_INDEX" || m.Sparse.Metric != "IP" || m.Sparse.Params["drop_ratio_build"] != "0" {
+		t.Fatalf("memories' sparse index = %+v", m.Sparse)
+	}
+	if ix := m.Indexes(); len(ix) != 2 || ix[0].Field != FieldVector || ix[1].Field != FieldSparse {
+		t.Fatalf("memories' indexes = %+v", ix)
+	}
+	for _, f := range e.Fields {
+		if f.Type == SparseFloatVector || f.Name == FieldSparse {
+			t.Fatalf("episodes have a sparse field: %+v", f)
+		}
+	}
+	if e.Sparse != nil || len(e.Indexes()) != 1 {
+		t.Fatalf("episodes' indexes = %+v", e.Indexes())
+	}
+	if EmptySparseIndex != memory.MaxSparseIndex {
+		t.Fatalf("EmptySparseIndex = %d, want the largest index Milvus allows", uint32(EmptySparseIndex))
+	}
+
+	// A memories collection created before the sparse field is refused,
+	// saying to rebuild the generation; with another difference as well,
+	// the general error names both.
+	old := slices.DeleteFunc(slices.Clone(m.Fields), func(f Field) bool { return f.Name == FieldSparse })
+	var se *SparseFieldError
+	err := m.Check(old)
+	if !errors.As(err, &se) || se.Collection != m.Name || !strings.Contains(err.Error(), "reindex") || !strings.Contains(err.Error(), "rebuild the index generation") {
+		t.Fatalf("a memories collection without the sparse field = %v", err)
+	}
+	oldOtherDim := slices.DeleteFunc(slices.Clone(Spec(memory.CollectionMemories, Options{Dim: 16}.WithDefaults()).Fields), func(f Field) bool { return f.Name == FieldSparse })
+	if err := m.Check(oldOtherDim); !errors.As(err, &se) {
+		t.Fatalf("without the sparse field and of another dimension = %v, want the sparse field error (either way, reindex)", err)
+	}
+	broken := append(slices.Clone(old), Field{Name: "extra", Type: Int64})
+	if err := m.Check(broken); errors.As(err, &se) || err == nil || !strings.Contains(err.Error(), "field extra is not part") {
+		t.Fatalf("without the sparse field and with an extra one = %v", err)
+	}
+	wrong := slices.Clone(m.Fields)
+	for i := range wrong {
+		if wrong[i].Name == FieldSparse {
+			wrong[i].Type = FloatVector
+		}
+	}
+	if err := m.Check(wrong); err == nil || errors.As(err, &se) || !strings.Contains(err.Error(), "field sparse has type FloatVector, want SparseFloatVector") {
+		t.Fatalf("a sparse field of another type = %v", err)
+	}
+	// Episodes know nothing of it: a sparse field there is not part of the spec.
+	if err := e.Check(append(slices.Clone(e.Fields), Field{Name: FieldSparse, Type: SparseFloatVector})); err == nil || !strings.Contains(err.Error(), "field sparse is not part") {
+		t.Fatalf("episodes with a sparse field = %v", err)
+	}
+}
