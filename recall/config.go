@@ -104,7 +104,9 @@ type Config struct {
 	// distance d from a candidate gets Context^d times the candidate's
 	// score when that beats its own. It helps when memories are
 	// fine-grained (one per conversation turn) and a question is answered
-	// across neighbouring turns. Off by default (0).
+	// across neighbouring turns. Off by default (0). A stateless engine
+	// has no context window: the index does not order a source episode's
+	// memories.
 	Context float64
 	// ContextRadius is how many neighbours on each side count (2).
 	ContextRadius int

@@ -6,7 +6,13 @@
 // task-type hints), provenance from the source episodes, and a compact text
 // block an agent can put in its prompt.
 //
-// An Engine serves recall. It keeps, per tenant, an in-process keyword
+// An Engine serves recall in one of two ways. Stateless (Config.Stateless,
+// production with Milvus; see stateless.go) it runs one hybrid search of
+// the vector index over dense and BM25 sparse vectors (package
+// index/bm25), weighted by the tenant's term statistics in the store, and
+// reads only the best candidates from the store by ID: any replica
+// answers any tenant with no warm-up. Cached (the default: `hindsight
+// dev`, one machine), it keeps, per tenant, an in-process keyword
 // index that also caches the current version of every recallable memory, so
 // the hot path needs the vector index and no round trip to the system of
 // record. The cache is built lazily from MemoryStore.Memories, kept fresh by
