@@ -2,6 +2,7 @@ package milvus
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/milvus-io/milvus-sdk-go/v2/entity"
 
@@ -9,8 +10,9 @@ import (
 	schema "github.com/hindsight-memory/hindsight/schema/milvus"
 )
 
-// columns lays documents out as the column data Milvus takes.
-func columns(dim int, docs []memory.VectorDoc) []entity.Column {
+// columns lays documents out as the column data Milvus takes; with sparse
+// set (the memories collection) their sparse vectors too.
+func columns(dim int, sparse bool, docs []memory.VectorDoc) []entity.Column {
 	n := len(docs)
 	var (
 		pk, id, tenant, kind, task, status = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -33,7 +35,7 @@ func columns(dim int, docs []memory.VectorDoc) []entity.Column {
 			entities[i][j] = []byte(e)
 		}
 	}
-	return []entity.Column{
+	cols := []entity.Column{
 		entity.NewColumnVarChar(schema.FieldPK, pk),
 		entity.NewColumnVarChar(schema.FieldID, id),
 		entity.NewColumnVarChar(schema.FieldTenant, tenant),
@@ -50,6 +52,45 @@ func columns(dim int, docs []memory.VectorDoc) []entity.Column {
 		entity.NewColumnBool(schema.FieldPinned, pinned),
 		entity.NewColumnVarCharArray(schema.FieldEntities, entities),
 	}
+	if sparse {
+		rows := make([]entity.SparseEmbedding, n)
+		for i, d := range docs {
+			rows[i] = sparseRow(d.Sparse)
+		}
+		cols = append(cols, entity.NewColumnSparseVectors(schema.FieldSparse, rows))
+	}
+	return cols
+}
+
+// emptySparse is the row a document without keywords stores: Milvus before
+// 2.4.12 refuses empty sparse rows (see schema.EmptySparseIndex).
+var emptySparse = memory.SparseVector{Indices: []uint32{schema.EmptySparseIndex}, Values: []float32{0}}
+
+// sparseRow is the SDK's row of a valid sparse vector. The SDK sorts the
+// slices it is given in place, so it gets copies.
+func sparseRow(v memory.SparseVector) entity.SparseEmbedding {
+	if v.IsZero() {
+		v = emptySparse
+	}
+	row, _ := entity.NewSliceSparseEmbedding(slices.Clone(v.Indices), slices.Clone(v.Values)) // lengths match: the vector is valid
+	return row
+}
+
+// fromSparseRow reads a stored sparse row back, the empty row's stand-in
+// as empty.
+func fromSparseRow(row entity.SparseEmbedding) memory.SparseVector {
+	n := row.Len()
+	if n == 0 {
+		return memory.SparseVector{}
+	}
+	v := memory.SparseVector{Indices: make([]uint32, n), Values: make([]float32, n)}
+	for i := range n {
+		v.Indices[i], v.Values[i], _ = row.Get(i)
+	}
+	if n == 1 && v.Indices[0] == schema.EmptySparseIndex && v.Values[0] == 0 {
+		return memory.SparseVector{}
+	}
+	return v
 }
 
 // docsFrom reads n documents back from result columns. Fields that were not
@@ -90,6 +131,10 @@ func docsFrom(cols []entity.Column, n int) ([]memory.VectorDoc, error) {
 		case *entity.ColumnFloatVector:
 			err = setEach(docs, col.Name(), c.Data(), map[string]func(*memory.VectorDoc, []float32){
 				schema.FieldVector: func(d *memory.VectorDoc, v []float32) { d.Vector = v },
+			})
+		case *entity.ColumnSparseFloatVector:
+			err = setEach(docs, col.Name(), c.Data(), map[string]func(*memory.VectorDoc, entity.SparseEmbedding){
+				schema.FieldSparse: func(d *memory.VectorDoc, v entity.SparseEmbedding) { d.Sparse = fromSparseRow(v) },
 			})
 		case *entity.ColumnVarCharArray:
 			err = setEach(docs, col.Name(), c.Data(), map[string]func(*memory.VectorDoc, [][]byte){

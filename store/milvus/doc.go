@@ -12,6 +12,30 @@
 // have another dimension than the configured embedder's is refused with an
 // error that says to reindex.
 //
+// It is also a memory.HybridSearcher, and needs Milvus 2.4 or newer for it
+// (sparse float vectors and the HybridSearch call): the memories
+// collection keeps each memory's keyword vector in a sparse field with an
+// inverted index scored by inner product. A hybrid search is one
+// HybridSearch call with a dense sub-search (the collection's metric) and
+// a sparse one (IP, nothing dropped), each of PerSide hits under the
+// tenant's filter, fused by Milvus' weighted reranker with a limit of
+// 2·PerSide, which keeps the whole union. Milvus returns only the fused
+// score, so the hits come back with both vectors and both scores are
+// computed here, exactly: the cosine of the stored dense vector, the dot
+// product of the stored sparse one; memory.UnionHybrid then ranks each side
+// among them and orders the union as the reranker does. A query with one
+// side only sends that sub-search alone.
+//
+// Milvus before 2.4.12 refuses empty sparse rows, so a memory without
+// keywords is stored with the one entry schema.EmptySparseIndex → 0, which
+// scores 0 against every query (Milvus' inverted index leaves zero weights
+// out, so keyword searches never return it), and is read back as empty.
+// Episodes have no sparse field: writing an episode with a sparse vector,
+// or searching episodes with a sparse query, is EINVALID. A memories
+// collection created before the sparse field existed is refused at Open
+// with EINVALID (schema.SparseFieldError): Milvus cannot add a vector
+// field, so the index generation must be rebuilt (reindex).
+//
 // Every expression sent to Milvus comes from one function, buildExpr, which
 // always restricts to the tenant and quotes every value. Documents are keyed
 // by schema.PrimaryKey(tenant, id), so the same ID in two tenants is two

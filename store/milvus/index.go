@@ -102,7 +102,8 @@ func (x *Index) ensure(ctx context.Context, spec schema.Collection) error {
 	}
 	if err := spec.Check(specFields(coll.Schema)); err != nil {
 		var de *schema.DimensionError
-		if errors.As(err, &de) {
+		var se *schema.SparseFieldError
+		if errors.As(err, &de) || errors.As(err, &se) {
 			return &memory.Error{Code: memory.EINVALID, Op: "milvus: open", Err: err}
 		}
 		return fmt.Errorf("milvus: open: %w", err)
@@ -111,33 +112,48 @@ func (x *Index) ensure(ctx context.Context, spec schema.Collection) error {
 		return fmt.Errorf("milvus: open: collection %s has dynamic fields enabled, which the spec forbids; drop it and reindex, or use another collection prefix", spec.Name)
 	}
 
-	indexes, err := x.client.DescribeIndex(rctx, spec.Name, spec.Index.Field)
+	for _, want := range spec.Indexes() {
+		if err := x.ensureIndex(ctx, rctx, spec.Name, want); err != nil {
+			return err
+		}
+	}
+	return x.ensureLoaded(ctx, spec.Name)
+}
+
+// ensureIndex creates the index of one vector field unless it exists, and
+// checks an existing one's metric.
+func (x *Index) ensureIndex(ctx, rctx context.Context, name string, want schema.Index) error {
+	indexes, err := x.client.DescribeIndex(rctx, name, want.Field)
 	switch {
 	case err != nil && strings.Contains(err.Error(), "index not found"):
-		params, _ := json.Marshal(spec.Index.Params)
-		idx := entity.NewGenericIndex("", entity.IndexType(spec.Index.Type), map[string]string{
-			"metric_type": spec.Index.Metric, "params": string(params),
+		params, _ := json.Marshal(want.Params)
+		idx := entity.NewGenericIndex("", entity.IndexType(want.Type), map[string]string{
+			"metric_type": want.Metric, "params": string(params),
 		})
 		// Building the index of a collection that already holds data takes
 		// as long as loading it; wait as long.
 		ictx, icancel := context.WithTimeout(ctx, x.cfg.LoadTimeout)
-		err := x.client.CreateIndex(ictx, spec.Name, spec.Index.Field, idx, false)
+		err := x.client.CreateIndex(ictx, name, want.Field, idx, false)
 		icancel()
 		if err != nil {
-			return x.fail("create index", spec.Name, err)
+			return x.fail("create index", name, err)
 		}
-		log.Info("milvus: created index", "type", spec.Index.Type, "metric", spec.Index.Metric)
+		x.cfg.Logger.Info("milvus: created index", "collection", name, "field", want.Field, "type", want.Type, "metric", want.Metric)
 	case err != nil:
-		return x.fail("describe index", spec.Name, err)
+		return x.fail("describe index", name, err)
 	default:
 		for _, idx := range indexes {
-			if m := idx.Params()["metric_type"]; m != spec.Index.Metric {
+			if m := idx.Params()["metric_type"]; m != want.Metric {
+				if want.Field != schema.FieldVector {
+					return fmt.Errorf("milvus: open: collection %s has a %s index on %s with metric %s, want %s: drop the index so that it is rebuilt",
+						name, idx.IndexType(), want.Field, m, want.Metric)
+				}
 				return fmt.Errorf("milvus: open: collection %s has a %s index with metric %s but the config asks for %s: set Metric to %s, or drop the index so that it is rebuilt",
-					spec.Name, idx.IndexType(), m, spec.Index.Metric, m)
+					name, idx.IndexType(), m, want.Metric, m)
 			}
 		}
 	}
-	return x.ensureLoaded(ctx, spec.Name)
+	return nil
 }
 
 // ensureLoaded loads a collection unless it is loaded, and waits until it
@@ -230,6 +246,7 @@ func entitySchema(spec schema.Collection) *entity.Schema {
 			ef.WithMaxLength(int64(f.MaxLength))
 		case schema.FloatVector:
 			ef.WithDim(int64(f.Dim))
+		case schema.SparseFloatVector: // no dimension
 		case schema.Array:
 			ef.WithElementType(fieldTypes[f.ElementType]).WithMaxCapacity(int64(f.MaxCapacity))
 			if f.ElementType == schema.VarChar {
@@ -248,6 +265,8 @@ var fieldTypes = map[schema.DataType]entity.FieldType{
 	schema.Bool:        entity.FieldTypeBool,
 	schema.FloatVector: entity.FieldTypeFloatVector,
 	schema.Array:       entity.FieldTypeArray,
+
+	schema.SparseFloatVector: entity.FieldTypeSparseVector,
 }
 
 // specFields translates the fields a server reports back into the spec's

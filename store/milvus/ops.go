@@ -25,15 +25,25 @@ const (
 )
 
 // scalarFields are returned with search hits and listings; vectorFields
-// adds the vector for Get.
+// adds the vectors, for Get and for hybrid search hits (whose scores are
+// computed from them).
 var (
 	scalarFields = []string{
 		schema.FieldID, schema.FieldTenant, schema.FieldScope, schema.FieldKind, schema.FieldTaskType, schema.FieldStatus,
 		schema.FieldConfidence, schema.FieldDecay, schema.FieldCreatedAt, schema.FieldUpdatedAt,
 		schema.FieldRecallCount, schema.FieldPinned, schema.FieldEntities,
 	}
-	vectorFields = append(slices.Clone(scalarFields), schema.FieldVector)
+	denseFields  = append(slices.Clone(scalarFields), schema.FieldVector)
+	sparseFields = append(slices.Clone(denseFields), schema.FieldSparse)
 )
+
+// vectorFields are the fields of c with both its vectors.
+func (x *Index) vectorFields(c memory.Collection) []string {
+	if x.specs[c].Sparse != nil {
+		return sparseFields
+	}
+	return denseFields
+}
 
 // collection returns the Milvus name of c, or EINVALID.
 func (x *Index) collection(op string, c memory.Collection) (string, error) {
@@ -62,17 +72,43 @@ func (x *Index) Upsert(ctx context.Context, c memory.Collection, docs []memory.V
 	if err := validateLimits(op, docs); err != nil {
 		return err
 	}
-	docs = lastByKey(docs)
-	per := max(1, min(idsPerCall, upsertBytes/(4*x.cfg.Dim)))
-	for chunk := range slices.Chunk(docs, per) {
+	sparse := x.specs[c].Sparse != nil
+	if !sparse {
+		for _, d := range docs {
+			if !d.Sparse.IsZero() {
+				return memory.Invalidf(op, "document %s has a sparse vector, but the %s collection keeps none", d.ID, c)
+			}
+		}
+	}
+	for _, chunk := range x.chunks(lastByKey(docs)) {
 		rctx, cancel := context.WithTimeout(ctx, x.cfg.RequestTimeout)
-		_, err := x.client.Upsert(rctx, name, "", columns(x.cfg.Dim, chunk)...)
+		_, err := x.client.Upsert(rctx, name, "", columns(x.cfg.Dim, sparse, chunk)...)
 		cancel()
 		if err != nil {
 			return x.fail("upsert", name, err)
 		}
 	}
 	return nil
+}
+
+// chunks splits documents into upsert requests of at most idsPerCall
+// documents and about upsertBytes of vectors: 4 bytes a dimension, 8 a
+// sparse entry.
+func (x *Index) chunks(docs []memory.VectorDoc) [][]memory.VectorDoc {
+	var out [][]memory.VectorDoc
+	start, size := 0, 0
+	for i, d := range docs {
+		n := 4*x.cfg.Dim + 8*max(1, d.Sparse.Len())
+		if i > start && (i-start == idsPerCall || size+n > upsertBytes) {
+			out = append(out, docs[start:i])
+			start, size = i, 0
+		}
+		size += n
+	}
+	if start < len(docs) {
+		out = append(out, docs[start:])
+	}
+	return out
 }
 
 // lastByKey drops every document that a later one with the same (tenant,
@@ -178,7 +214,7 @@ func (x *Index) Get(ctx context.Context, c memory.Collection, tenant string, ids
 		if err != nil {
 			return nil, err
 		}
-		docs, err := x.query(ctx, name, expr, vectorFields, 0)
+		docs, err := x.query(ctx, name, expr, x.vectorFields(c), 0)
 		if err != nil {
 			return nil, err
 		}

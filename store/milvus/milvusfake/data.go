@@ -3,13 +3,9 @@ package milvusfake
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
-	"encoding/json"
-	"math"
 	"slices"
 	"strconv"
 
-	"github.com/golang/protobuf/proto"
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
@@ -178,6 +174,14 @@ func (c *collection) decodeColumn(f *schemapb.FieldSchema, fd *schemapb.FieldDat
 		for i := 0; i < len(flat); i += dim {
 			out = append(out, slices.Clone(flat[i:i+dim]))
 		}
+	case schemapb.DataType_SparseFloatVector:
+		for _, b := range fd.GetVectors().GetSparseFloatVector().GetContents() {
+			v, st := parseSparseRow(b)
+			if st != nil {
+				return nil, st
+			}
+			out = append(out, v)
+		}
 	case schemapb.DataType_Array:
 		capacity := typeParam(f, "max_capacity")
 		for i, elem := range sc.GetArrayData().GetData() {
@@ -254,6 +258,19 @@ func encodeColumn(f *schemapb.FieldSchema, rows []row) *schemapb.FieldData {
 			flat = append(flat, r[name].([]float32)...)
 		}
 		fd.Field = &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{Dim: int64(dim), Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: flat}}}}
+	case schemapb.DataType_SparseFloatVector:
+		// The array's dimension is one past the largest index of any row,
+		// as Milvus reports it.
+		contents := make([][]byte, len(rows))
+		var dim int64
+		for i, r := range rows {
+			v := r[name].(sparseRow)
+			contents[i] = v.bytes()
+			if n := len(v.idx); n > 0 {
+				dim = max(dim, int64(v.idx[n-1])+1)
+			}
+		}
+		fd.Field = &schemapb.FieldData_Vectors{Vectors: &schemapb.VectorField{Dim: dim, Data: &schemapb.VectorField_SparseFloatVector{SparseFloatVector: &schemapb.SparseFloatArray{Dim: dim, Contents: contents}}}}
 	case schemapb.DataType_Array:
 		elems := make([]*schemapb.ScalarField, len(rows))
 		for i, r := range rows {
@@ -403,128 +420,4 @@ func (s *Server) Query(ctx context.Context, req *milvuspb.QueryRequest) (*milvus
 		res.OutputFields = append(res.OutputFields, f.GetName())
 	}
 	return res, nil
-}
-
-// Search implements milvuspb.MilvusServiceServer with an exact scan.
-func (s *Server) Search(ctx context.Context, req *milvuspb.SearchRequest) (*milvuspb.SearchResults, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fail := func(st *commonpb.Status) (*milvuspb.SearchResults, error) {
-		return &milvuspb.SearchResults{Status: st}, nil
-	}
-	c, ok := s.collections[req.GetCollectionName()]
-	if !ok {
-		return fail(errCollectionNotFound(req.GetCollectionName()))
-	}
-	if !c.loaded {
-		return fail(errCollectionNotLoaded(req.GetCollectionName()))
-	}
-	params := kv(req.GetSearchParams())
-	if f := params["anns_field"]; f != "" && f != c.vector.GetName() {
-		return fail(errInvalid("failed to get field schema by name: fieldName(%s) not found", f))
-	}
-	topk, err := strconv.Atoi(params["topk"])
-	if err != nil || topk < 1 || topk > maxWindow {
-		return fail(errInvalid("topk [%s] is invalid, it should be in range [1, %d]", params["topk"], maxWindow))
-	}
-	offset, _ := strconv.Atoi(params["offset"])
-	metric := c.index.metric()
-	if m := params["metric_type"]; m != "" && m != metric {
-		return fail(errInvalid("metric type not match[expected=%s][actual=%s]", metric, m))
-	}
-	if c.index.params["index_type"] == "HNSW" && params["params"] != "" {
-		var sp map[string]any
-		if err := json.Unmarshal([]byte(params["params"]), &sp); err != nil {
-			return fail(errInvalid("search params are not valid JSON: %s", params["params"]))
-		}
-		if ef, ok := sp["ef"].(float64); ok && int(ef) < topk+offset {
-			return fail(errSegcore("ef(%d) should be larger than k(%d)", int(ef), topk+offset))
-		}
-	}
-	var group commonpb.PlaceholderGroup
-	if err := proto.Unmarshal(req.GetPlaceholderGroup(), &group); err != nil || len(group.GetPlaceholders()) != 1 {
-		return fail(errInvalid("invalid placeholder group"))
-	}
-	ph := group.GetPlaceholders()[0]
-	if ph.GetType() != commonpb.PlaceholderType_FloatVector {
-		return fail(errInvalid("the fake searches float vectors only, got %s", ph.GetType()))
-	}
-	dim := typeParam(c.vector, "dim")
-	var queries [][]float32
-	for _, b := range ph.GetValues() {
-		if len(b) != dim*4 {
-			return fail(errSegcore("vector dimension mismatch, expected vector size(byte) %d, actual %d.", dim*4, len(b)))
-		}
-		q := make([]float32, dim)
-		for i := range q {
-			q[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[i*4:]))
-		}
-		queries = append(queries, q)
-	}
-	e, st := c.plan(req.GetDsl())
-	if st != nil {
-		return fail(st)
-	}
-	fields, st := c.outputFields(req.GetOutputFields(), false)
-	if st != nil {
-		return fail(st)
-	}
-
-	candidates := c.matching(e)
-	res := &schemapb.SearchResultData{NumQueries: int64(len(queries)), TopK: int64(topk)}
-	var hitRows []row
-	var keys []any
-	for _, q := range queries {
-		type hit struct {
-			r     row
-			score float32
-		}
-		hits := make([]hit, len(candidates))
-		for i, r := range candidates {
-			hits[i] = hit{r, score(metric, q, r[c.vector.GetName()].([]float32))}
-		}
-		slices.SortStableFunc(hits, func(a, b hit) int { // rows are in key order, so ties stay in key order
-			if metric == "L2" {
-				return cmp.Compare(a.score, b.score)
-			}
-			return cmp.Compare(b.score, a.score)
-		})
-		hits = hits[min(offset, len(hits)):]
-		hits = hits[:min(topk, len(hits))]
-		res.Topks = append(res.Topks, int64(len(hits)))
-		for _, h := range hits {
-			res.Scores = append(res.Scores, h.score)
-			keys = append(keys, h.r[c.pk.GetName()])
-			hitRows = append(hitRows, h.r)
-		}
-	}
-	res.Ids = c.ids(keys)
-	for _, f := range fields {
-		res.FieldsData = append(res.FieldsData, encodeColumn(f, hitRows))
-		res.OutputFields = append(res.OutputFields, f.GetName())
-	}
-	return &milvuspb.SearchResults{Status: success(), Results: res, CollectionName: req.GetCollectionName()}, nil
-}
-
-// score is Milvus' score for a metric: similarity for COSINE and IP
-// (higher is closer), squared distance for L2 (lower is closer).
-func score(metric string, q, v []float32) float32 {
-	var dot, nq, nv, l2 float64
-	for i := range q {
-		a, b := float64(q[i]), float64(v[i])
-		dot += a * b
-		nq += a * a
-		nv += b * b
-		l2 += (a - b) * (a - b)
-	}
-	switch metric {
-	case "IP":
-		return float32(dot)
-	case "L2":
-		return float32(l2)
-	}
-	if nq == 0 || nv == 0 {
-		return 0
-	}
-	return float32(dot / math.Sqrt(nq*nv))
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // row is one stored entity: field name to value. Values are string, int64,
-// float64, bool, []float32 (vectors), []string or []int64 (arrays).
+// float64, bool, []float32 (float vectors), sparseRow (sparse float
+// vectors), []string or []int64 (arrays).
 type row map[string]any
 
 // expr is a parsed, type-checked boolean expression.

@@ -31,25 +31,77 @@ type Server struct {
 	collections map[string]*collection
 	lastID      int64  // collection, field and index IDs
 	clock       uint64 // mutation timestamps
+
+	callMu     sync.Mutex
+	calls      Calls
+	lastHybrid *milvuspb.HybridSearchRequest
 }
 
-// collection is one collection: schema, index, load state and rows.
+// Calls counts the RPCs a server served, by method name ("Search",
+// "HybridSearch", ...).
+type Calls map[string]int
+
+// Sub returns the calls made since before, without the methods not called.
+func (c Calls) Sub(before Calls) Calls {
+	out := Calls{}
+	for m, n := range c {
+		if d := n - before[m]; d > 0 {
+			out[m] = d
+		}
+	}
+	return out
+}
+
+// Calls returns how many times each RPC was called so far.
+func (s *Server) Calls() Calls {
+	s.callMu.Lock()
+	defer s.callMu.Unlock()
+	return maps.Clone(s.calls)
+}
+
+// LastHybridSearch returns the last HybridSearch request served, for tests
+// of what a client sends, or nil.
+func (s *Server) LastHybridSearch() *milvuspb.HybridSearchRequest {
+	s.callMu.Lock()
+	defer s.callMu.Unlock()
+	if s.lastHybrid == nil {
+		return nil
+	}
+	return proto.Clone(s.lastHybrid).(*milvuspb.HybridSearchRequest)
+}
+
+// record counts every call, and keeps the last hybrid search.
+func (s *Server) record(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	method := info.FullMethod[strings.LastIndex(info.FullMethod, "/")+1:]
+	s.callMu.Lock()
+	s.calls[method]++
+	if h, ok := req.(*milvuspb.HybridSearchRequest); ok {
+		s.lastHybrid = proto.Clone(h).(*milvuspb.HybridSearchRequest)
+	}
+	s.callMu.Unlock()
+	return handler(ctx, req)
+}
+
+// collection is one collection: schema, indexes, load state and rows.
 type collection struct {
 	id          int64
 	schema      *schemapb.CollectionSchema
 	fields      map[string]*schemapb.FieldSchema
 	pk          *schemapb.FieldSchema
-	vector      *schemapb.FieldSchema // the only vector field the fake supports
+	vectors     []*schemapb.FieldSchema // float and sparse float vector fields, in schema order
 	consistency commonpb.ConsistencyLevel
 	shards      int32
 	partitions  int64
-	index       *index
+	indexes     map[string]*index // by field name
 	loaded      bool
 	rows        map[any]row // primary key (string or int64) → row
 }
 
-// index is the vector index of a collection. The fake records it and
-// checks searches against it, but always searches exactly.
+// maxVectorFields is Milvus 2.4's limit on vector fields per collection.
+const maxVectorFields = 4
+
+// index is the index of one vector field. The fake records it and checks
+// searches against it, but always searches exactly.
 type index struct {
 	id     int64
 	name   string
@@ -65,7 +117,8 @@ func Start() (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("milvusfake: listen: %w", err)
 	}
-	s := &Server{lis: lis, grpc: grpc.NewServer(), collections: map[string]*collection{}}
+	s := &Server{lis: lis, collections: map[string]*collection{}, calls: Calls{}}
+	s.grpc = grpc.NewServer(grpc.UnaryInterceptor(s.record))
 	milvuspb.RegisterMilvusServiceServer(s.grpc, s)
 	go s.grpc.Serve(lis) //nolint:errcheck // Serve returns when Close stops the server.
 	return s, nil
@@ -119,6 +172,12 @@ func errSegcore(format string, args ...any) *commonpb.Status {
 	return failure(2000, commonpb.ErrorCode_UnexpectedError, fmt.Sprintf(format, args...)+": segcore error")
 }
 
+// errUnexpected is a plain error of Milvus' (errors.New in its code),
+// which it reports with code 65535.
+func errUnexpected(format string, args ...any) *commonpb.Status {
+	return failure(65535, commonpb.ErrorCode_UnexpectedError, fmt.Sprintf(format, args...))
+}
+
 // Connect implements milvuspb.MilvusServiceServer.
 func (s *Server) Connect(ctx context.Context, req *milvuspb.ConnectRequest) (*milvuspb.ConnectResponse, error) {
 	s.mu.Lock()
@@ -149,7 +208,7 @@ func (s *Server) CreateCollection(ctx context.Context, req *milvuspb.CreateColle
 		return errInvalid("collection name [%s] not matches schema name [%s]", name, sch.GetName()), nil
 	}
 	c := &collection{
-		schema: sch, fields: map[string]*schemapb.FieldSchema{}, rows: map[any]row{},
+		schema: sch, fields: map[string]*schemapb.FieldSchema{}, rows: map[any]row{}, indexes: map[string]*index{},
 		consistency: req.GetConsistencyLevel(), shards: max(req.GetShardsNum(), 1), partitions: req.GetNumPartitions(),
 	}
 	partitionKeys := 0
@@ -168,10 +227,12 @@ func (s *Server) CreateCollection(ctx context.Context, req *milvuspb.CreateColle
 			if dim, err := strconv.Atoi(params["dim"]); err != nil || dim < 1 || dim > 32768 {
 				return errInvalid("dimension is not defined in field type params of field %s, check type param `dim` for vector field", f.GetName()), nil
 			}
-			if c.vector != nil {
-				return errInvalid("the fake supports one vector field per collection, got %s and %s", c.vector.GetName(), f.GetName()), nil
+			c.vectors = append(c.vectors, f)
+		case schemapb.DataType_SparseFloatVector:
+			if _, ok := params["dim"]; ok {
+				return errInvalid("dim should not be specified for sparse vector field %s", f.GetName()), nil
 			}
-			c.vector = f
+			c.vectors = append(c.vectors, f)
 		case schemapb.DataType_Array:
 			if _, err := strconv.Atoi(params["max_capacity"]); err != nil {
 				return errInvalid("type param(max_capacity) should be specified for array field %s", f.GetName()), nil
@@ -209,8 +270,10 @@ func (s *Server) CreateCollection(ctx context.Context, req *milvuspb.CreateColle
 	switch {
 	case c.pk == nil:
 		return errInvalid("schema does not contain primary key, please specify the primary key"), nil
-	case c.vector == nil:
+	case len(c.vectors) == 0:
 		return errInvalid("schema does not contain vector field"), nil
+	case len(c.vectors) > maxVectorFields:
+		return errInvalid("maximum vector field's number should be limited to %d", maxVectorFields), nil
 	case partitionKeys > 1:
 		return errInvalid("there are more than one partition key"), nil
 	}
@@ -303,7 +366,10 @@ func (s *Server) DropCollection(ctx context.Context, req *milvuspb.DropCollectio
 	return success(), nil
 }
 
-// CreateIndex implements milvuspb.MilvusServiceServer for vector fields.
+// CreateIndex implements milvuspb.MilvusServiceServer for vector fields:
+// float vectors take the dense index types with L2, IP or COSINE, sparse
+// float vectors SPARSE_INVERTED_INDEX or SPARSE_WAND with IP, as in
+// Milvus 2.4.
 func (s *Server) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexRequest) (*commonpb.Status, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -315,8 +381,8 @@ func (s *Server) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReque
 	if !ok {
 		return errInvalid("cannot create index on non-exist field: %s", req.GetFieldName()), nil
 	}
-	if f != c.vector {
-		return errInvalid("the fake supports indexes on the vector field only, not on %s", f.GetName()), nil
+	if !slices.Contains(c.vectors, f) {
+		return errInvalid("the fake supports indexes on vector fields only, not on %s", f.GetName()), nil
 	}
 	params := map[string]string{}
 	for k, v := range kv(req.GetExtraParams()) {
@@ -332,18 +398,40 @@ func (s *Server) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReque
 			params[nk] = fmt.Sprint(nv)
 		}
 	}
+	sparse := f.GetDataType() == schemapb.DataType_SparseFloatVector
 	switch params["index_type"] {
 	case "FLAT", "IVF_FLAT", "IVF_SQ8", "IVF_PQ", "HNSW", "DISKANN", "AUTOINDEX", "SCANN":
+		if sparse {
+			return errInvalid("data type should be FloatVector, Float16Vector or BFloat16Vector"), nil
+		}
+	case "SPARSE_INVERTED_INDEX", "SPARSE_WAND":
+		if !sparse {
+			return errInvalid("only sparse float vector is supported for the specified index tpye"), nil
+		}
 	default:
 		return errInvalid("invalid index type: %s", params["index_type"]), nil
 	}
-	if params["metric_type"] == "" {
-		params["metric_type"] = "COSINE"
-	}
-	switch params["metric_type"] {
-	case "L2", "IP", "COSINE":
-	default:
-		return errInvalid("metric type %s not found or not supported, supported: [L2 IP COSINE]", params["metric_type"]), nil
+	if sparse {
+		if params["metric_type"] == "" {
+			params["metric_type"] = "IP"
+		}
+		if params["metric_type"] != "IP" {
+			return errInvalid("metric type not found or not supported, supported: [IP]"), nil
+		}
+		if v, ok := params["drop_ratio_build"]; ok {
+			if r, err := strconv.ParseFloat(v, 64); err != nil || r < 0 || r >= 1 {
+				return errInvalid("invalid drop_ratio_build: %s, must be in range [0, 1)", v), nil
+			}
+		}
+	} else {
+		if params["metric_type"] == "" {
+			params["metric_type"] = "COSINE"
+		}
+		switch params["metric_type"] {
+		case "L2", "IP", "COSINE":
+		default:
+			return errInvalid("metric type %s not found or not supported, supported: [L2 IP COSINE]", params["metric_type"]), nil
+		}
 	}
 	if params["index_type"] == "HNSW" {
 		if m, err := strconv.Atoi(params["M"]); err != nil || m < 2 || m > 2048 {
@@ -357,18 +445,24 @@ func (s *Server) CreateIndex(ctx context.Context, req *milvuspb.CreateIndexReque
 	if name == "" {
 		name = f.GetName()
 	}
-	if c.index != nil {
-		if maps.Equal(c.index.params, params) && c.index.name == name {
+	if old := c.indexes[f.GetName()]; old != nil {
+		if maps.Equal(old.params, params) && old.name == name {
 			return success(), nil
 		}
 		return errInvalid("CreateIndex failed: at most one distinct index is allowed per field"), nil
 	}
+	for _, other := range c.indexes {
+		if other.name == name {
+			return errInvalid("CreateIndex failed: index already exist, but parameters are inconsistent"), nil
+		}
+	}
 	s.lastID++
-	c.index = &index{id: s.lastID, name: name, field: f.GetName(), params: params}
+	c.indexes[f.GetName()] = &index{id: s.lastID, name: name, field: f.GetName(), params: params}
 	return success(), nil
 }
 
-// DescribeIndex implements milvuspb.MilvusServiceServer.
+// DescribeIndex implements milvuspb.MilvusServiceServer: the indexes of the
+// field or with the name asked for, or all of them.
 func (s *Server) DescribeIndex(ctx context.Context, req *milvuspb.DescribeIndexRequest) (*milvuspb.DescribeIndexResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -376,19 +470,26 @@ func (s *Server) DescribeIndex(ctx context.Context, req *milvuspb.DescribeIndexR
 	if !ok {
 		return &milvuspb.DescribeIndexResponse{Status: errCollectionNotFound(req.GetCollectionName())}, nil
 	}
-	ix := c.index
-	if ix == nil || (req.GetIndexName() != "" && req.GetIndexName() != ix.name) || (req.GetFieldName() != "" && req.GetFieldName() != ix.field) {
+	n := int64(len(c.rows))
+	var out []*milvuspb.IndexDescription
+	for _, f := range c.vectors {
+		ix := c.indexes[f.GetName()]
+		if ix == nil || (req.GetIndexName() != "" && req.GetIndexName() != ix.name) || (req.GetFieldName() != "" && req.GetFieldName() != ix.field) {
+			continue
+		}
+		out = append(out, &milvuspb.IndexDescription{
+			IndexName: ix.name, IndexID: ix.id, FieldName: ix.field, Params: pairs(ix.params),
+			IndexedRows: n, TotalRows: n, State: commonpb.IndexState_Finished,
+		})
+	}
+	if len(out) == 0 {
 		return &milvuspb.DescribeIndexResponse{Status: errIndexNotFound(req.GetCollectionName())}, nil
 	}
-	n := int64(len(c.rows))
-	return &milvuspb.DescribeIndexResponse{Status: success(), IndexDescriptions: []*milvuspb.IndexDescription{{
-		IndexName: ix.name, IndexID: ix.id, FieldName: ix.field, Params: pairs(ix.params),
-		IndexedRows: n, TotalRows: n, State: commonpb.IndexState_Finished,
-	}}}, nil
+	return &milvuspb.DescribeIndexResponse{Status: success(), IndexDescriptions: out}, nil
 }
 
 // LoadCollection implements milvuspb.MilvusServiceServer. Loading is
-// immediate, but like Milvus it needs an index on the vector field.
+// immediate, but like Milvus it needs an index on every vector field.
 func (s *Server) LoadCollection(ctx context.Context, req *milvuspb.LoadCollectionRequest) (*commonpb.Status, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -396,8 +497,10 @@ func (s *Server) LoadCollection(ctx context.Context, req *milvuspb.LoadCollectio
 	if !ok {
 		return errCollectionNotFound(req.GetCollectionName()), nil
 	}
-	if c.index == nil {
-		return errIndexNotFound(req.GetCollectionName()), nil
+	for _, f := range c.vectors {
+		if c.indexes[f.GetName()] == nil {
+			return failure(700, commonpb.ErrorCode_IndexNotExist, fmt.Sprintf("there is no vector index on field: [%s], please create index firstly: index not found[collection=%s]", f.GetName(), req.GetCollectionName())), nil
+		}
 	}
 	c.loaded = true
 	return success(), nil
