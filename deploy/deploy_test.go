@@ -21,6 +21,7 @@ var knownEnv = map[string]bool{
 	"CLICKHOUSE_DATABASE":       true,
 	"CLICKHOUSE_USER":           true,
 	"CLICKHOUSE_PASSWORD":       true,
+	"CLICKHOUSE_CLUSTER":        true,
 	"MILVUS_ADDR":               true,
 	"MILVUS_TOKEN":              true,
 	"OPENAI_BASE_URL":           true,

@@ -30,6 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	chschema "github.com/hindsight-memory/hindsight/schema/clickhouse"
 )
 
 const manifestDir = "kubernetes"
@@ -783,6 +785,15 @@ func TestDeploymentsAndTheirPeers(t *testing.T) {
 		}
 		if len(c.Args) > 0 && c.Args[0] == "mcp" {
 			mcpService = true
+			// The MCP server is stateless over HTTP: any replica answers
+			// any request, and affinity would only pin a busy client (or
+			// every client behind one NAT) to one pod.
+			if s.Spec.SessionAffinity != "" && s.Spec.SessionAffinity != corev1.ServiceAffinityNone || s.Spec.SessionAffinityConfig != nil {
+				t.Errorf("Service %s sets session affinity %q: the MCP server is stateless, so requests must spread over every replica", s.Name, s.Spec.SessionAffinity)
+			}
+			if !slices.Contains(c.Args, "http") {
+				t.Errorf("Service %s serves MCP pods that do not run over HTTP: %q", s.Name, c.Args)
+			}
 		}
 	}
 	if !mcpService {
@@ -900,6 +911,11 @@ func checkSetting(name, value string) error {
 		if n, err := strconv.Atoi(value); err != nil || n <= 0 {
 			return errors.New("want a positive integer or empty")
 		}
+	case "CLICKHOUSE_CLUSTER":
+		if value == "" {
+			return nil
+		}
+		return chschema.ValidCluster(value)
 	case "HINDSIGHT_LOG_LEVEL":
 		if !slices.Contains([]string{"debug", "info", "warn", "error"}, value) {
 			return errors.New("want debug, info, warn or error")

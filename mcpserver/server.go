@@ -78,21 +78,27 @@ type HTTPOptions struct {
 	Origins []string
 	// Sessions signs session IDs; nil makes a key for this process alone,
 	// so that a restart ends every session (clients then initialize anew).
+	// Unused when Stateless.
 	Sessions *Sessions
+	// Stateless serves every request on its own, as mark3labs/mcp-go's
+	// stateless mode does: initialize returns no session ID, an
+	// Mcp-Session-Id a client still sends is ignored, and GET and DELETE
+	// answer 405 (no stream to open, no session to end). Nothing of a
+	// client then lives in one process, so any replica answers any request
+	// and a load balancer needs no affinity. It loses nothing Hindsight
+	// uses: the server never sends a client anything unasked (no
+	// subscriptions, list-changed notifications, logging, sampling or
+	// elicitation), so a standalone stream would carry nothing, and every
+	// request carries its tenant in its token.
+	Stateless bool
 }
 
 // HTTPHandler serves the MCP server over streamable HTTP, with tenant
 // authentication (see Authenticate), Origin validation (see CheckOrigin)
-// and session checks (see Sessions).
+// and session checks (see Sessions), or none when o.Stateless.
 func HTTPHandler(s *server.MCPServer, o HTTPOptions) http.Handler {
-	if o.Sessions == nil {
-		key := make([]byte, 32)
-		_, _ = rand.Read(key)
-		o.Sessions = NewSessions(key)
-	}
-	h := server.NewStreamableHTTPServer(s,
+	opts := []server.StreamableHTTPOption{
 		server.WithEndpointPath(o.Path),
-		server.WithSessionIdManagerResolver(sessionResolver{o.Sessions}),
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 			ctx = WithTenant(ctx, TenantFrom(r.Context()))
 			if u := UserFrom(r.Context()); u != "" {
@@ -100,7 +106,19 @@ func HTTPHandler(s *server.MCPServer, o HTTPOptions) http.Handler {
 			}
 			return ctx
 		}),
-	)
+	}
+	if o.Stateless {
+		o.Sessions = nil
+		opts = append(opts, server.WithStateLess(true), server.WithDisableStreaming(true))
+	} else {
+		if o.Sessions == nil {
+			key := make([]byte, 32)
+			_, _ = rand.Read(key)
+			o.Sessions = NewSessions(key)
+		}
+		opts = append(opts, server.WithSessionIdManagerResolver(sessionResolver{o.Sessions}))
+	}
+	h := server.NewStreamableHTTPServer(s, opts...)
 	return CheckOrigin(Authenticate(sessionGate(h, o.Sessions), o.Tokens, o.DefaultTenant), o.Origins)
 }
 

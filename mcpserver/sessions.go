@@ -180,6 +180,11 @@ func (t tenantSessions) Terminate(id string) (bool, error) {
 //
 // Requests of protocol 2026-07-28 and later, which has no sessions, pass
 // to mcp-go unchanged but for the body checks.
+//
+// With s nil (HTTPOptions.Stateless) there are no sessions to check: any
+// POST passes (its Mcp-Session-Id, if any, is ignored), and GET and DELETE
+// get 405, which tells the client that the server offers no stream and no
+// session to end, as the specification allows.
 func sessionGate(next http.Handler, s *Sessions) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body []byte
@@ -211,6 +216,16 @@ func sessionGate(next http.Handler, s *Sessions) http.Handler {
 		method, metaVersion := peek(body)
 		if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) || mcp.IsModernProtocol(metaVersion) {
 			next.ServeHTTP(w, r)
+			return
+		}
+		if s == nil {
+			switch r.Method {
+			case http.MethodGet, http.MethodDelete:
+				w.Header().Set("Allow", http.MethodPost)
+				http.Error(w, "this server keeps no sessions: every request stands alone, so there is no stream to open and no session to end; send requests with POST", http.StatusMethodNotAllowed)
+			default:
+				next.ServeHTTP(w, r)
+			}
 			return
 		}
 		id := r.Header.Get(server.HeaderKeySessionID)

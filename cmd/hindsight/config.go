@@ -43,6 +43,7 @@ var envHelp = map[string]string{
 	"CLICKHOUSE_DATABASE":            "ClickHouse database (hindsight)",
 	"CLICKHOUSE_USER":                "ClickHouse user",
 	"CLICKHOUSE_PASSWORD":            "ClickHouse password",
+	"CLICKHOUSE_CLUSTER":             "ClickHouse cluster (remote_servers) of one shard: migrations run ON CLUSTER with Replicated engines; unset for one server",
 	"CLICKHOUSE_RETENTION_DAYS":      "days raw events and episodes are kept; 0 keeps them (0)",
 	"MILVUS_ADDR":                    "Milvus host:19530; unset means the embedded local vector index",
 	"MILVUS_TOKEN":                   "Milvus token or user:password",
@@ -70,7 +71,7 @@ var stackEnvs = []string{
 	"HINDSIGHT_LOG_LEVEL", "HINDSIGHT_TIMEZONE", "HINDSIGHT_CACHE", "HINDSIGHT_CHDB_LIB", "HINDSIGHT_EMBED_DIM", "HINDSIGHT_MERGE_THRESHOLD", "HINDSIGHT_RECALL_MIN_RELEVANCE",
 	"HINDSIGHT_PII_POLICY", "HINDSIGHT_REDACTION_KEY", "HINDSIGHT_PAYLOAD_KEY", "HINDSIGHT_KEEP_RAW_EVENTS", "HINDSIGHT_ALLOWED_ORIGINS",
 	"TEMPORAL_ADDR", "TEMPORAL_NAMESPACE",
-	"CLICKHOUSE_ADDR", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD", "CLICKHOUSE_RETENTION_DAYS",
+	"CLICKHOUSE_ADDR", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD", "CLICKHOUSE_CLUSTER", "CLICKHOUSE_RETENTION_DAYS",
 	"MILVUS_ADDR", "MILVUS_TOKEN", "MILVUS_DATABASE",
 	"OPENAI_BASE_URL", "OPENAI_API_KEY", "HINDSIGHT_LLM_MODEL", "HINDSIGHT_EXTRACT_MODEL", "HINDSIGHT_JUDGE_MODEL",
 	"HINDSIGHT_SUMMARIZE_MODEL", "HINDSIGHT_QUERY_MODEL", "HINDSIGHT_EMBED_MODEL", "HINDSIGHT_LLM_QUERY_PARSING",
@@ -142,8 +143,12 @@ func (s *stackFlags) workerConfig(log *slog.Logger) (app.Config, error) {
 			c.Addr = strings.Split(addr, ",")
 		}
 		c.Username, c.Password = os.Getenv("CLICKHOUSE_USER"), os.Getenv("CLICKHOUSE_PASSWORD")
+		c.Cluster = os.Getenv("CLICKHOUSE_CLUSTER")
 		cfg.ClickHouse = &c
 	} else {
+		if cl := os.Getenv("CLICKHOUSE_CLUSTER"); cl != "" {
+			return cfg, fmt.Errorf("CLICKHOUSE_CLUSTER=%s needs CLICKHOUSE_ADDR: the embedded engine is one node", cl)
+		}
 		cfg.ChDB = &chdb.Config{DataDir: filepath.Join(s.dataDir, "chdb"), LibPath: chdbLib(), Store: chStore}
 	}
 

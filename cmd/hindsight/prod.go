@@ -103,9 +103,11 @@ func runMCP(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlags("mcp", "[flags]", `
 Run the MCP server alone, over stdio (for an MCP client that starts it) or
 streamable HTTP at /mcp (which also serves /healthz, /readyz and /metrics).
-It needs Temporal (TEMPORAL_ADDR) and a worker running somewhere; over HTTP
-on a non-loopback address it requires a token file, and each caller's
-tenant comes from their token. Over stdio every call is --tenant.
+Over HTTP it is stateless: it issues no session IDs and keeps nothing of a
+client between requests, so any number of replicas can serve one client
+without affinity. It needs Temporal (TEMPORAL_ADDR) and a worker running
+somewhere; over HTTP on a non-loopback address it requires a token file,
+and each caller's tenant comes from their token. Over stdio every call is --tenant.
 
 With --url (or HINDSIGHT_URL), stdio forwards every tool to a running
 Hindsight over streamable HTTP instead, e.g. to "hindsight dev" on this
@@ -167,15 +169,11 @@ dev server's memory.`, append(stackEnvs, "HINDSIGHT_URL", "HINDSIGHT_TOKEN")...)
 	if *transport == "stdio" {
 		return mcpserver.ServeStdio(ctx, srv, s.tenant, os.Stdin, os.Stdout)
 	}
-	sessions, err := mcpSessions(ctx, rt.Store)
-	if err != nil {
-		return err
-	}
 	ui, err := consoleHandler(ctx, svc, rt.Store, tokens, s.tenant, os.Getenv("TEMPORAL_UI_URL"), log)
 	if err != nil {
 		return err
 	}
-	h, err := listenHTTP(s.mcpAddr, "the MCP server", "--mcp-addr", mcpMux(srv, tokens, s.tenant, sessions, opsMux(readiness{temporal: tc, store: rt.Store}, m), ui), log)
+	h, err := listenHTTP(s.mcpAddr, "the MCP server", "--mcp-addr", mcpMux(srv, tokens, s.tenant, nil, opsMux(readiness{temporal: tc, store: rt.Store}, m), ui), log)
 	if err != nil {
 		return err
 	}

@@ -131,7 +131,12 @@ func consoleHandler(ctx context.Context, svc *service.Service, store memory.Epis
 }
 
 // mcpMux serves the MCP endpoint at /mcp, and the console at /ui, next to
-// the ops endpoints.
+// the ops endpoints. With sessions nil the endpoint is stateless
+// (mcpserver.HTTPOptions.Stateless): `hindsight mcp`, which runs as any
+// number of replicas behind a balancer without affinity, serves so.
+// `hindsight dev` keeps sessions: it is one process, so they cost nothing
+// there, and it is what the MCP conformance suite runs against, whose SSE
+// scenarios want a session ID.
 func mcpMux(s *mcpserver_.MCPServer, tokens *mcpserver.Tokens, tenant string, sessions *mcpserver.Sessions, ops *http.ServeMux, ui http.Handler) http.Handler {
 	if ui != nil {
 		ops.Handle(console.Path, ui)
@@ -144,7 +149,7 @@ func mcpMux(s *mcpserver_.MCPServer, tokens *mcpserver.Tokens, tenant string, se
 		}
 	}
 	ops.Handle("/mcp", mcpserver.HTTPHandler(s, mcpserver.HTTPOptions{
-		Path: "/mcp", Tokens: tokens, DefaultTenant: tenant, Origins: origins, Sessions: sessions,
+		Path: "/mcp", Tokens: tokens, DefaultTenant: tenant, Origins: origins, Sessions: sessions, Stateless: sessions == nil,
 	}))
 	return ops
 }

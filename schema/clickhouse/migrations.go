@@ -33,6 +33,15 @@ ORDER BY version`
 // and applies the pending migrations; the others get "already exists" and
 // wait. The holder drops the table when done; a Memory table also goes
 // with a server restart.
+//
+// On a cluster the lock is taken ON CLUSTER (see OnCluster): one Memory
+// table on every host, not a replicated one. What makes it a lock there is
+// the distributed DDL queue in Keeper: concurrent CREATEs are queued in one
+// order and every host runs them in that order, so the same process wins
+// on every host and each other one gets "already exists" from at least
+// one host. A host that restarts while the lock is held loses its copy; a
+// contender then still fails on the other hosts and waits. Taking the lock
+// needs every host up, as every ON CLUSTER statement of the migrations does.
 const MigrationLock = `CREATE TABLE schema_migration_lock (holder String) ENGINE = Memory`
 
 // Migration is one versioned schema change.

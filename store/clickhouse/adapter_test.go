@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -343,6 +344,7 @@ func TestQueryReadOnly(t *testing.T) {
 func TestConfigValidate(t *testing.T) {
 	ok := clickhouse.Config{Addr: []string{"localhost:9000"}}.WithDefaults()
 	mustT(t, ok.Validate())
+	mustT(t, clickhouse.Config{Addr: []string{"localhost:9000"}, Cluster: "prod-1.eu"}.WithDefaults().Validate())
 	for name, c := range map[string]clickhouse.Config{
 		"no server":     {},
 		"bad protocol":  {Addr: []string{"h:1"}, Protocol: "grpc"},
@@ -352,6 +354,8 @@ func TestConfigValidate(t *testing.T) {
 		"tenant":        {Addr: []string{"h:1"}, Retention: clickhouse.Retention{Tenants: map[string]time.Duration{"bad tenant!": time.Hour}}},
 		"bad dsn":       {DSN: "://nope"},
 		"negative time": {Addr: []string{"h:1"}, QueryTimeout: -1},
+		"bad cluster":   {Addr: []string{"h:1"}, Cluster: "c`; DROP DATABASE x"},
+		"chdb cluster":  {Transport: http.DefaultTransport, Cluster: "c1"},
 	} {
 		if err := c.WithDefaults().Validate(); !memory.IsInvalid(err) {
 			t.Errorf("%s: Validate() = %v, want EINVALID", name, err)

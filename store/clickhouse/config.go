@@ -12,6 +12,7 @@ import (
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/hindsight-memory/hindsight/memory"
+	chschema "github.com/hindsight-memory/hindsight/schema/clickhouse"
 )
 
 // Protocol is how the adapter talks to ClickHouse.
@@ -51,6 +52,16 @@ type Config struct {
 	MaxOpenConns    int           // default 10
 	MaxIdleConns    int           // default 5
 	ConnMaxLifetime time.Duration // default 1h
+
+	// Cluster names the ClickHouse cluster (in the servers' remote_servers)
+	// that holds the database. When set, Migrate creates the database and
+	// runs every schema statement ON CLUSTER, with Replicated engines
+	// (schema/clickhouse OnCluster), so that every replica has the schema
+	// and the data. The cluster must have one shard: the tables are not
+	// sharded (deploy/README.md says when that would be needed). Empty for
+	// a single server, ClickHouse Cloud, or a Replicated database engine,
+	// which replicate DDL themselves.
+	Cluster string
 
 	// Retention is how long episodic rows are kept; see Retention.
 	Retention Retention
@@ -149,12 +160,19 @@ func (c Config) Validate() error {
 		return memory.Invalidf(op, "protocol %q is not %q or %q", c.Protocol, Native, HTTP)
 	case c.Transport != nil && c.Protocol != HTTP:
 		return memory.Invalidf(op, "an in-process transport speaks HTTP; protocol %q cannot be used with it", c.Protocol)
+	case c.Cluster != "" && c.Transport != nil:
+		return memory.Invalidf(op, "cluster %q: the in-process engine is one node and has no clusters", c.Cluster)
 	case !identRE.MatchString(c.Database):
 		return memory.Invalidf(op, "database %q is not valid: use 1-64 letters, digits or '_', not starting with a digit", c.Database)
 	case c.DialTimeout < 0 || c.ReadTimeout < 0 || c.QueryTimeout < 0 || c.ConnMaxLifetime < 0:
 		return memory.Invalidf(op, "timeouts must not be negative")
 	case c.MaxOpenConns < 1 || c.MaxIdleConns < 0 || c.MaxIdleConns > c.MaxOpenConns:
 		return memory.Invalidf(op, "pool sizes: need MaxOpenConns >= 1 and 0 <= MaxIdleConns <= MaxOpenConns (got %d and %d)", c.MaxOpenConns, c.MaxIdleConns)
+	}
+	if c.Cluster != "" {
+		if err := chschema.ValidCluster(c.Cluster); err != nil {
+			return memory.Invalidf(op, "%v", err)
+		}
 	}
 	if c.DSN != "" {
 		if _, err := ch.ParseDSN(c.DSN); err != nil {
@@ -239,7 +257,14 @@ func (c Config) String() string {
 		if err != nil {
 			return "invalid DSN"
 		}
-		return fmt.Sprintf("%v over %s, database %s", o.Addr, c.Protocol, c.Database)
+		return fmt.Sprintf("%v over %s, database %s%s", o.Addr, c.Protocol, c.Database, c.onCluster())
 	}
-	return fmt.Sprintf("%v over %s, database %s", c.Addr, c.Protocol, c.Database)
+	return fmt.Sprintf("%v over %s, database %s%s", c.Addr, c.Protocol, c.Database, c.onCluster())
+}
+
+func (c Config) onCluster() string {
+	if c.Cluster == "" {
+		return ""
+	}
+	return " on cluster " + c.Cluster
 }

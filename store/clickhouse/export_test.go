@@ -20,3 +20,6 @@ var ChNamed = ch.Named
 func (s *Store) SkewClock(d time.Duration) {
 	s.clock = func() time.Time { return time.Now().Add(d) }
 }
+
+// SetMigrationLease sets how old a migration lock must be to be taken over.
+func (s *Store) SetMigrationLease(d time.Duration) { s.lease = d }

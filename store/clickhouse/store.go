@@ -26,6 +26,8 @@ type Store struct {
 	lastSeq atomic.Uint64
 	// clock is the wall clock (time.Now); tests skew it.
 	clock func() time.Time
+	// lease is migrationLease; tests shorten it.
+	lease time.Duration
 }
 
 var _ memory.EpisodicStore = (*Store)(nil)
@@ -51,7 +53,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: open %s: %w", cfg, err)
 	}
-	s := &Store{conn: conn, cfg: cfg, log: cfg.Logger, clock: time.Now}
+	s := &Store{conn: conn, cfg: cfg, log: cfg.Logger, clock: time.Now, lease: migrationLease}
 	if err := s.ping(ctx); err != nil {
 		conn.Close()
 		return nil, err
@@ -81,7 +83,13 @@ func createDatabase(ctx context.Context, cfg Config) error {
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(ctx, cfg.QueryTimeout)
 	defer cancel()
-	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS `"+cfg.Database+"`"); err != nil {
+	stmt := "CREATE DATABASE IF NOT EXISTS `" + cfg.Database + "`"
+	if cfg.Cluster != "" {
+		if stmt, err = chschema.OnCluster(stmt, cfg.Cluster); err != nil {
+			return err
+		}
+	}
+	if err := conn.Exec(ctx, stmt); err != nil {
 		return fmt.Errorf("clickhouse: create database %s on %s: %w", cfg.Database, cfg, err)
 	}
 	return nil
@@ -115,6 +123,14 @@ func (s *Store) Config() Config { return s.cfg }
 // dropped and created again, say) runs twice while another process is
 // already writing. A recorded migration whose file changed since is an
 // error: migrations are never edited, only added.
+//
+// With Config.Cluster every statement runs ON CLUSTER with Replicated
+// engines (see ddl), the lock included (chschema.MigrationLock says what it
+// means there), and each migration is recorded with insert_quorum set to
+// every replica, so that a process reading schema_migrations from any
+// replica after the lock is released sees it applied and cannot run it
+// again. The cluster must have one shard, and every host must be up
+// while migrations are pending; with none pending Migrate only reads.
 func (s *Store) Migrate(ctx context.Context) error {
 	migrations, err := chschema.Migrations()
 	if err != nil {
@@ -122,8 +138,23 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, max(s.cfg.QueryTimeout, 2*time.Minute))
 	defer cancel()
-	if err := s.conn.Exec(ctx, chschema.MigrationsTable); err != nil {
-		return fmt.Errorf("clickhouse: migrate: create schema_migrations: %w", err)
+	replicas := 1
+	if s.cfg.Cluster != "" {
+		if replicas, err = s.clusterReplicas(ctx); err != nil {
+			return err
+		}
+	}
+	// The table is created only when missing: on a cluster a CREATE, even
+	// IF NOT EXISTS, is a distributed DDL task that waits for every host,
+	// and a service start must not depend on that when nothing is pending.
+	exists, err := s.tableExists(ctx, "schema_migrations")
+	if err != nil {
+		return err
+	}
+	if !exists {
+		if err := s.ddl(ctx, chschema.MigrationsTable); err != nil {
+			return fmt.Errorf("clickhouse: migrate: create schema_migrations: %w", err)
+		}
 	}
 	applied, err := s.AppliedMigrations(ctx)
 	if err != nil {
@@ -163,13 +194,17 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if todo, err = pending(applied); err != nil {
 		return err
 	}
+	record := ctx
+	if replicas > 1 {
+		record = ch.Context(ctx, ch.WithSettings(ch.Settings{"insert_quorum": replicas}))
+	}
 	for _, m := range todo {
 		for i, stmt := range m.Statements {
-			if err := s.conn.Exec(ctx, stmt); err != nil {
+			if err := s.ddl(ctx, stmt); err != nil {
 				return fmt.Errorf("clickhouse: migrate: %04d_%s statement %d: %w", m.Version, m.Name, i+1, err)
 			}
 		}
-		err := s.conn.Exec(ctx, "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES ({version:UInt32}, {name:String}, {checksum:String}, now64(3))",
+		err := s.conn.Exec(record, "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES ({version:UInt32}, {name:String}, {checksum:String}, now64(3))",
 			ch.Named("version", uint32(m.Version)), ch.Named("name", m.Name), ch.Named("checksum", m.Checksum))
 		if err != nil {
 			return fmt.Errorf("clickhouse: migrate: record %04d_%s: %w", m.Version, m.Name, err)
@@ -194,10 +229,12 @@ func (s *Store) migrationLock(ctx context.Context, done func() (bool, error)) (r
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		err := s.conn.Exec(ctx, chschema.MigrationLock)
+		err := s.ddl(ctx, chschema.MigrationLock)
 		if err == nil {
 			return func() {
-				_ = s.exec(context.Background(), "migrate: release the migration lock", "DROP TABLE IF EXISTS schema_migration_lock")
+				ctx, cancel := s.withTimeout(context.Background())
+				defer cancel()
+				_ = s.ddl(ctx, migrationUnlock)
 			}, nil
 		}
 		if !alreadyExists(err) {
@@ -206,17 +243,23 @@ func (s *Store) migrationLock(ctx context.Context, done func() (bool, error)) (r
 		if ok, err := done(); err != nil || ok {
 			return nil, err
 		}
+		// On a cluster the lock is read on every host: one that restarted
+		// has lost its copy, and a lock left only elsewhere must still age.
 		var age int64
-		err = s.queryRows(ctx, "migrate: age of the migration lock",
-			"SELECT dateDiff('second', metadata_modification_time, now()) FROM system.tables WHERE database = currentDatabase() AND name = 'schema_migration_lock'",
-			func(r driver.Rows) error { return r.Scan(&age) })
+		lockAge := "SELECT dateDiff('second', metadata_modification_time, now()) FROM system.tables WHERE database = {db:String} AND name = 'schema_migration_lock'"
+		if s.cfg.Cluster != "" {
+			lockAge = "SELECT max(dateDiff('second', metadata_modification_time, now())) FROM clusterAllReplicas('" + s.cfg.Cluster +
+				"', system.tables) WHERE database = {db:String} AND name = 'schema_migration_lock'"
+		}
+		err = s.queryRows(ctx, "migrate: age of the migration lock", lockAge,
+			func(r driver.Rows) error { return r.Scan(&age) }, ch.Named("db", s.cfg.Database))
 		if err != nil {
 			return nil, err
 		}
-		if age > int64(migrationLease/time.Second) {
+		if age > int64(s.lease/time.Second) {
 			s.log.Warn("clickhouse: taking over a migration lock left by a process that died", "age_s", age)
-			if err := s.exec(ctx, "migrate: take over the migration lock", "DROP TABLE IF EXISTS schema_migration_lock"); err != nil {
-				return nil, err
+			if err := s.ddl(ctx, migrationUnlock); err != nil {
+				return nil, fmt.Errorf("clickhouse: migrate: take over the migration lock: %w", err)
 			}
 			continue
 		}
@@ -226,6 +269,49 @@ func (s *Store) migrationLock(ctx context.Context, done func() (bool, error)) (r
 		case <-tick.C:
 		}
 	}
+}
+
+// migrationUnlock releases the migration lock.
+const migrationUnlock = "DROP TABLE IF EXISTS schema_migration_lock"
+
+// ddl runs a schema statement: as it is on a single server; on a cluster
+// on every host, with replicated engines (chschema.OnCluster). ON CLUSTER
+// returns once every host ran it, so the next statement finds its effect
+// everywhere.
+func (s *Store) ddl(ctx context.Context, stmt string) error {
+	if s.cfg.Cluster != "" {
+		var err error
+		if stmt, err = chschema.OnCluster(stmt, s.cfg.Cluster); err != nil {
+			return err
+		}
+	}
+	return s.conn.Exec(ctx, stmt)
+}
+
+// clusterReplicas checks that Config.Cluster is defined on the server and
+// has one shard, and returns how many replicas (hosts) it has.
+func (s *Store) clusterReplicas(ctx context.Context) (int, error) {
+	const op = "clickhouse: migrate"
+	var shards, hosts uint64
+	err := s.queryRows(ctx, "migrate: read the cluster", "SELECT uniqExact(shard_num), count() FROM system.clusters WHERE cluster = {cluster:String}",
+		func(r driver.Rows) error { return r.Scan(&shards, &hosts) }, ch.Named("cluster", s.cfg.Cluster))
+	switch {
+	case err != nil:
+		return 0, err
+	case shards == 0:
+		return 0, memory.Invalidf(op, "cluster %q is not defined on %s: name a cluster of the servers' remote_servers (SELECT DISTINCT cluster FROM system.clusters)", s.cfg.Cluster, s.cfg)
+	case shards > 1:
+		return 0, memory.Invalidf(op, "cluster %q has %d shards: Hindsight's tables are replicated, not sharded, so every host must hold all the data; use a cluster of one shard with replicas (deploy/README.md, \"Production shape at scale\")", s.cfg.Cluster, shards)
+	}
+	return int(hosts), nil
+}
+
+// tableExists reports whether the database has the table.
+func (s *Store) tableExists(ctx context.Context, name string) (bool, error) {
+	var n uint64
+	err := s.queryRows(ctx, "migrate: look for "+name, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = {name:String}",
+		func(r driver.Rows) error { return r.Scan(&n) }, ch.Named("name", name))
+	return n > 0, err
 }
 
 // alreadyExists reports a ClickHouse TABLE_ALREADY_EXISTS error.
