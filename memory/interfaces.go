@@ -71,6 +71,7 @@ type MemoryFilter struct {
 	Statuses     []Status
 	ContentHash  string
 	Source       string    // memories that name this episode as a source
+	Sources      []string  // memories that name any of these episodes as a source
 	UpdatedAfter time.Time // exclusive; for change feeds
 	// ByID orders the results by ID instead, after IDAfter (exclusive):
 	// pages that a change of UpdatedAt does not reshuffle.

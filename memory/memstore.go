@@ -248,6 +248,7 @@ func (s *MemStore) Memories(ctx context.Context, f MemoryFilter) ([]Memory, erro
 			len(f.Statuses) > 0 && !slices.Contains(f.Statuses, m.Status) ||
 			f.ContentHash != "" && m.ContentHash != f.ContentHash ||
 			f.Source != "" && !slices.Contains(m.Sources, f.Source) ||
+			len(f.Sources) > 0 && !slices.ContainsFunc(m.Sources, func(s string) bool { return slices.Contains(f.Sources, s) }) ||
 			!f.UpdatedAfter.IsZero() && !m.UpdatedAt.After(f.UpdatedAfter) ||
 			f.ByID && id <= f.IDAfter ||
 			f.Newest && !f.Before.IsZero() && cmp.Or(m.UpdatedAt.Truncate(time.Millisecond).Compare(f.Before.Truncate(time.Millisecond)), cmp.Compare(m.ID, f.BeforeID)) >= 0 {

@@ -316,12 +316,12 @@ type neighbor struct {
 	dist int
 }
 
-// neighbors returns the memories within radius of e in each of its source
-// episodes, each once, at its smallest distance. Callers hold mu.
-func (c *tenantCache) neighbors(e *entry, radius int) []neighbor {
+// episodeNeighbors returns the memories within radius of e in each of its
+// source episodes, each once, at its smallest distance.
+func episodeNeighbors(episodes map[string][]*entry, e *entry, radius int) []neighbor {
 	var out []neighbor
 	for _, src := range e.mem.Sources {
-		list := c.episodes[src]
+		list := episodes[src]
 		i, found := slices.BinarySearchFunc(list, e, compareEntries)
 		if !found {
 			continue

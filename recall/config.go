@@ -105,8 +105,7 @@ type Config struct {
 	// score when that beats its own. It helps when memories are
 	// fine-grained (one per conversation turn) and a question is answered
 	// across neighbouring turns. Off by default (0). A stateless engine
-	// has no context window: the index does not order a source episode's
-	// memories.
+	// reads its candidates' source episodes from the store for it.
 	Context float64
 	// ContextRadius is how many neighbours on each side count (2).
 	ContextRadius int

@@ -203,7 +203,7 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 		return Response{}, err
 	}
 
-	results, pols := e.rank(c, q, parsed, x, f, tf, vec, kw, kwIn)
+	results, pols := c.rank(e, q, parsed, x, f, tf, vec, kw, kwIn)
 	// Another process may have changed a result since the cache last
 	// caught up: check them against the store, and rank again from the
 	// corrected cache if any was stale.
@@ -215,7 +215,7 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 		if !stale {
 			break
 		}
-		results, pols = e.rank(c, q, parsed, x, f, tf, vec, kw, kwIn)
+		results, pols = c.rank(e, q, parsed, x, f, tf, vec, kw, kwIn)
 	}
 	e.decorate(ctx, q, results, pols)
 	text, omitted := renderText(results, q.MaxTokens)
@@ -334,11 +334,19 @@ func (e *Engine) fetchMissing(ctx context.Context, c *tenantCache, tenant string
 // rank.
 func similar(h memory.VectorHit) bool { return h.Score > 0 }
 
+// rankView is the memories rank reads: a tenant's cache (whose lock the
+// caller holds), or what a stateless recall read around its candidates.
+type rankView interface {
+	entry(id string) *entry
+	// coverage is en's relevance to the query terms q.
+	coverage(q []relTerm, en *entry) float64
+	// widen is a context window over l (see Config.Context).
+	widen(l ranked, f memory.VectorFilter, factor float64, radius int) ranked
+}
+
 // rank fuses the candidates, reranks them and returns the top results.
-func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, x expansion, f memory.VectorFilter, tf *memory.VectorFilter,
+func (e *Engine) rank(c rankView, q memory.Query, parsed Parsed, x expansion, f memory.VectorFilter, tf *memory.VectorFilter,
 	vec vectorResult, kw, kwIn []kwHitID) ([]memory.Result, []polarity) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
 
 	// Candidate lists, re-checked against the cached versions: the vector
 	// index may lag the store.
@@ -349,7 +357,7 @@ func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, x expansion
 			if !similar(h) {
 				continue
 			}
-			if en := c.entries[h.Doc.ID]; en != nil && f.Match(en.doc) {
+			if en := c.entry(h.Doc.ID); en != nil && f.Match(en.doc) {
 				r.add(h.Doc.ID, h.Score)
 				cosine[h.Doc.ID] = h.Score
 			}
@@ -360,7 +368,7 @@ func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, x expansion
 		var r ranked
 		for _, h := range hits {
 			// Re-checked too: verify may have replaced the version found.
-			if en := c.entries[h.id]; en != nil && f.Match(en.doc) {
+			if en := c.entry(h.id); en != nil && f.Match(en.doc) {
 				r.add(h.id, h.score)
 			}
 		}
@@ -390,8 +398,8 @@ func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, x expansion
 			if _, ok := relevance[id]; ok {
 				continue
 			}
-			if en := c.entries[id]; en != nil {
-				r := c.kw.coverage(rq, en.ord)
+			if en := c.entry(id); en != nil {
+				r := c.coverage(rq, en)
 				if e.cfg.VectorRelevance {
 					r = max(r, vectorRelevance(cosine[id]))
 				}
@@ -433,7 +441,7 @@ func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, x expansion
 	}
 	cands := make([]scored, 0, len(fused))
 	for id, rel := range fused {
-		en := c.entries[id]
+		en := c.entry(id)
 		if en == nil {
 			continue
 		}
@@ -501,7 +509,7 @@ func (e *Engine) rank(c *tenantCache, q memory.Query, parsed Parsed, x expansion
 	pols := make([]polarity, len(results))
 	for i := range results {
 		m := &results[i].Memory
-		en := c.entries[m.ID]
+		en := c.entry(m.ID)
 		if !slices.Contains(m.Flags, memory.FlagInstructionLike) && en.instructionLike() {
 			m.Flags = append(m.Flags, memory.FlagInstructionLike)
 		}
@@ -519,21 +527,39 @@ const timeFilterEmpty = "ignored: no memory in range"
 // higher, out-of-range ones can still win on relevance.
 const timeBoostShare = 0.5
 
+// rank is Engine.rank over the cache, under its read lock.
+func (c *tenantCache) rank(e *Engine, q memory.Query, parsed Parsed, x expansion, f memory.VectorFilter, tf *memory.VectorFilter,
+	vec vectorResult, kw, kwIn []kwHitID) ([]memory.Result, []polarity) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return e.rank(c, q, parsed, x, f, tf, vec, kw, kwIn)
+}
+
+func (c *tenantCache) entry(id string) *entry { return c.entries[id] }
+
+func (c *tenantCache) coverage(q []relTerm, en *entry) float64 { return c.kw.coverage(q, en.ord) }
+
 // widen gives each listed memory's neighbours in its source episodes
 // factor^distance times its score, when that beats what they have, and
 // re-sorts.
 // Callers hold c.mu.
 func (c *tenantCache) widen(l ranked, f memory.VectorFilter, factor float64, radius int) ranked {
+	return widenIn(c.entries, c.episodes, l, f, factor, radius)
+}
+
+// widenIn is widen over the memories entries, ordered in their source
+// episodes by episodes.
+func widenIn(entries map[string]*entry, episodes map[string][]*entry, l ranked, f memory.VectorFilter, factor float64, radius int) ranked {
 	score := make(map[string]float64, len(l.ids))
 	for i, id := range l.ids {
 		score[id] = l.scores[i]
 	}
 	for i, id := range l.ids {
-		en := c.entries[id]
+		en := entries[id]
 		if en == nil {
 			continue
 		}
-		for _, n := range c.neighbors(en, radius) {
+		for _, n := range episodeNeighbors(episodes, en, radius) {
 			if s := math.Pow(factor, float64(n.dist)) * l.scores[i]; s > score[n.e.mem.ID] && f.Match(n.e.doc) {
 				score[n.e.mem.ID] = s
 			}

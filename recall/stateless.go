@@ -28,12 +28,16 @@ import (
 //     quoted-phrase hints are computed from, and what is returned. When
 //     too few of them are relevant enough it reads the next few.
 //
-// What the cached path does that this one does not: the context window
-// (Config.Context) borrows relevance from neighbouring memories of a
-// source episode, which the index does not order, so it is off here; a
-// time boost under RRF ranks the in-range candidates of the one search
-// instead of searching the range again; the query LLM is not told the
-// tenant's task types.
+// With a context window (Config.Context, off by default) a memory borrows
+// relevance from its neighbours in a source episode, which the index does
+// not order: the recall then reads every candidate and the other
+// memories of their source episodes from the store (two reads) and ranks
+// them exactly as the cached path does (rank over a neighbourhood).
+//
+// What the cached path does that this one does not: a time boost under
+// RRF ranks the in-range candidates of the one search instead of
+// searching the range again; the query LLM is not told the tenant's task
+// types.
 
 // readWindow is how many candidates beyond TopK a stateless recall reads
 // from the store at a time.
@@ -75,10 +79,20 @@ func (e *Engine) recallStateless(ctx context.Context, q memory.Query) (Response,
 			return Response{}, err
 		}
 	}
-	cands := e.fuseHybrid(q, parsed, hits, tf)
-	results, pols, err := e.readBest(ctx, q, parsed, x, f, counts, cands)
-	if err != nil {
-		return Response{}, err
+	var results []memory.Result
+	var pols []polarity
+	if e.cfg.Context > 0 {
+		nb, err := e.readNeighbourhood(ctx, q.Tenant, hits, counts)
+		if err != nil {
+			return Response{}, err
+		}
+		vec, kw, kwIn := hybridLists(hits, tf)
+		results, pols = e.rank(nb, q, parsed, x, f, tf, vec, kw, kwIn)
+	} else {
+		cands := e.fuseHybrid(q, parsed, hits, tf)
+		if results, pols, err = e.readBest(ctx, q, parsed, x, f, counts, cands); err != nil {
+			return Response{}, err
+		}
 	}
 	e.decorate(ctx, q, results, pols)
 	text, omitted := renderText(results, q.MaxTokens)
@@ -366,3 +380,100 @@ func (v statsVocab) taskType(key string) (string, bool) {
 }
 
 func (v statsVocab) knownTaskTypes(int) []string { return nil }
+
+// hybridLists are a hybrid search's two sides as the cached path's
+// candidate lists, and their in-range parts under a time boost.
+func hybridLists(hits []memory.HybridHit, tf *memory.VectorFilter) (vec vectorResult, kw, kwIn []kwHitID) {
+	dense := slices.Clone(hits)
+	slices.SortFunc(dense, func(a, b memory.HybridHit) int { return a.DenseRank - b.DenseRank })
+	for _, h := range dense {
+		if h.DenseRank == 0 {
+			continue
+		}
+		vh := memory.VectorHit{Doc: h.Doc, Score: h.Dense}
+		vec.hits = append(vec.hits, vh)
+		if tf != nil && tf.Match(h.Doc) {
+			vec.inRange = append(vec.inRange, vh)
+		}
+	}
+	sparse := slices.Clone(hits)
+	slices.SortFunc(sparse, func(a, b memory.HybridHit) int { return a.SparseRank - b.SparseRank })
+	for _, h := range sparse {
+		if h.SparseRank == 0 {
+			continue
+		}
+		kh := kwHitID{h.Doc.ID, h.Sparse}
+		kw = append(kw, kh)
+		if tf != nil && tf.Match(h.Doc) {
+			kwIn = append(kwIn, kh)
+		}
+	}
+	return vec, kw, kwIn
+}
+
+// neighbourhood is what a stateless recall with a context window ranks
+// over: its candidates' current versions and the other recallable
+// memories of their source episodes, read from the store.
+type neighbourhood struct {
+	entries  map[string]*entry
+	episodes map[string][]*entry
+	counts   memory.TermCounts
+}
+
+func (n *neighbourhood) entry(id string) *entry { return n.entries[id] }
+
+func (n *neighbourhood) coverage(q []relTerm, en *entry) float64 {
+	return coverageOf(q, distinct(bm25.Terms(en.mem)), n.counts.Docs, func(t string) int64 { return n.counts.Terms[t].Docs })
+}
+
+func (n *neighbourhood) widen(l ranked, f memory.VectorFilter, factor float64, radius int) ranked {
+	return widenIn(n.entries, n.episodes, l, f, factor, radius)
+}
+
+// readNeighbourhood reads the hits' current versions and the other
+// memories of their source episodes.
+func (e *Engine) readNeighbourhood(ctx context.Context, tenant string, hits []memory.HybridHit, counts memory.TermCounts) (*neighbourhood, error) {
+	n := &neighbourhood{entries: map[string]*entry{}, episodes: map[string][]*entry{}, counts: counts}
+	if len(hits) == 0 {
+		return n, nil
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.Doc.ID
+	}
+	ms, err := e.deps.Memories.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: ids})
+	if err != nil {
+		return nil, errorf("recall: read the candidates", err)
+	}
+	var sources []string
+	for _, m := range ms {
+		for _, s := range m.Sources {
+			if !slices.Contains(sources, s) {
+				sources = append(sources, s)
+			}
+		}
+	}
+	if len(sources) > 0 {
+		more, err := e.deps.Memories.Memories(ctx, memory.MemoryFilter{Tenant: tenant, Sources: sources, Statuses: recallable})
+		if err != nil {
+			return nil, errorf("recall: read the candidates' episodes", err)
+		}
+		ms = append(ms, more...)
+	}
+	for _, m := range ms {
+		if _, dup := n.entries[m.ID]; dup || !slices.Contains(recallable, m.Status) {
+			continue
+		}
+		doc := memory.VectorDocOf(m, nil)
+		doc.Entities = memory.NormalizeEntities(m.Entities)
+		en := &entry{mem: m, doc: doc}
+		n.entries[m.ID] = en
+		for _, src := range m.Sources {
+			n.episodes[src] = append(n.episodes[src], en)
+		}
+	}
+	for _, list := range n.episodes {
+		slices.SortFunc(list, compareEntries)
+	}
+	return n, nil
+}

@@ -9,8 +9,8 @@ import (
 
 // TestStatelessPassesTheSuite runs the recall tests again on stateless
 // engines: one hybrid search and reads of the store must answer as the
-// cached engine does. Left out are the tests of what only the cache has
-// (the context window, catch-up and staleness of the cache, its loads).
+// cached engine does. Left out are the tests of what only the cache has:
+// its catch-up, staleness and loads.
 func TestStatelessPassesTheSuite(t *testing.T) {
 	tests := map[string]func(*testing.T){
 		"Filters":                    TestFilters,

@@ -323,6 +323,8 @@ func testMemoryFilters(t *testing.T, s memory.EpisodicStore) {
 	check("superseded", memory.MemoryFilter{Statuses: []memory.Status{memory.StatusSuperseded}}, "c")
 	check("hash", memory.MemoryFilter{ContentHash: a.ContentHash}, "a")
 	check("source", memory.MemoryFilter{Source: "ep_2"}, "b")
+	check("any of sources", memory.MemoryFilter{Sources: []string{"ep_9", "ep_2"}}, "b")
+	check("none of sources", memory.MemoryFilter{Sources: []string{"ep_9"}})
 	check("ids", memory.MemoryFilter{IDs: []string{"c", "a", "zz"}}, "a", "c")
 	check("changed after", memory.MemoryFilter{UpdatedAfter: base.Add(time.Minute)}, "c")
 	check("limit", memory.MemoryFilter{Limit: 2}, "a", "b")

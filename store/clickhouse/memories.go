@@ -129,6 +129,10 @@ func (s *Store) Memories(ctx context.Context, f memory.MemoryFilter) ([]memory.M
 		conds = append(conds, "has(sources, {source:String})")
 		args = append(args, ch.Named("source", f.Source))
 	}
+	if len(f.Sources) > 0 {
+		conds = append(conds, "hasAny(sources, {sources:Array(String)})")
+		args = append(args, ch.Named("sources", f.Sources))
+	}
 	if !f.UpdatedAfter.IsZero() {
 		// x > t for millisecond x ⇔ x > t truncated to the millisecond.
 		conds = append(conds, "updated_at > {after:DateTime64(3, 'UTC')}")
