@@ -423,7 +423,12 @@ func openIndex(ctx context.Context, cfg Config, name string, dim int, log *slog.
 // same generation is joined. It returns the generation, or "" when none
 // is pending.
 func StartReindex(ctx context.Context, c client.Client, taskQueue string, rt *Runtime) (string, error) {
-	_, next := rt.Generation()
+	active, next := rt.Generation()
+	if next == "" && rt.gens.Unfilled() {
+		// The recorded generation could not serve: the active one, which
+		// replaced it, is empty until filled.
+		next = active
+	}
 	if next == "" {
 		return "", nil
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -24,6 +25,8 @@ import (
 	"github.com/hindsight-memory/hindsight/service"
 	"github.com/hindsight-memory/hindsight/store/clickhouse"
 	"github.com/hindsight-memory/hindsight/store/clickhouse/chdb"
+	"github.com/hindsight-memory/hindsight/store/milvus"
+	"github.com/hindsight-memory/hindsight/store/milvus/milvusfake"
 )
 
 // openClickHouse opens the episodic log for an operator command: the
@@ -197,7 +200,7 @@ model; otherwise the offline embedder.`, "OPENAI_BASE_URL", "OPENAI_API_KEY", "H
 	maxQ := fs.Int("max-questions", 0, "score only the first N questions of each conversation (0: all)")
 	serviceDefaults := fs.Bool("service-defaults", false, "recall exactly as memory_recall serves (recency in the rerank, no context window) instead of the eval's settings")
 	threshold := fs.Float64("threshold", 0, "relevance threshold scored besides the unfiltered ranking (0: the service's default)")
-	stateless := fs.Bool("stateless", false, "recall as production serves: one hybrid search (dense and BM25 sparse vectors) and reads of the store, no per-tenant cache")
+	stateless := fs.Bool("stateless", false, "recall as production serves: one hybrid search in Milvus (MILVUS_ADDR, else an in-process fake of Milvus) and reads of the store, no per-tenant cache")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -222,6 +225,14 @@ model; otherwise the offline embedder.`, "OPENAI_BASE_URL", "OPENAI_API_KEY", "H
 		cfg := locomo.ServiceConfig(emb)
 		opts.Config = &cfg
 	}
+	if *stateless {
+		newIndex, closeAll, err := evalMilvus(ctx)
+		if err != nil {
+			return err
+		}
+		defer closeAll()
+		opts.NewIndex = newIndex
+	}
 	r, err := locomo.Run(ctx, opts)
 	if err == nil && *serviceDefaults {
 		r.Config = "service"
@@ -233,6 +244,41 @@ model; otherwise the offline embedder.`, "OPENAI_BASE_URL", "OPENAI_API_KEY", "H
 		return r.WriteJSON(out)
 	}
 	return r.WriteText(out)
+}
+
+// evalMilvus opens a fresh set of Milvus collections per conversation, on
+// the server at MILVUS_ADDR or on an in-process fake of Milvus (labelled a
+// fake: store/milvus/milvusfake), and drops them when closed.
+func evalMilvus(ctx context.Context) (func(context.Context, int) (memory.VectorIndex, error), func(), error) {
+	addr := os.Getenv("MILVUS_ADDR")
+	closeAll := func() {}
+	if addr == "" {
+		fake, err := milvusfake.Start()
+		if err != nil {
+			return nil, nil, err
+		}
+		addr, closeAll = fake.Addr(), fake.Close
+		fmt.Fprintln(os.Stderr, "eval: Milvus is an in-process fake of Milvus (set MILVUS_ADDR to use a server)")
+	}
+	run := time.Now().UnixNano() % 1e9
+	var seq atomic.Int64
+	newIndex := func(ctx context.Context, dim int) (memory.VectorIndex, error) {
+		x, err := milvus.Open(ctx, milvus.Config{Address: addr, Token: os.Getenv("MILVUS_TOKEN"), Database: os.Getenv("MILVUS_DATABASE"),
+			Dim: dim, CollectionPrefix: fmt.Sprintf("hindsight_eval_%d_%d", run, seq.Add(1))})
+		if err != nil {
+			return nil, err
+		}
+		return droppedOnClose{x}, nil
+	}
+	return newIndex, closeAll, nil
+}
+
+// droppedOnClose is a Milvus index whose collections go when it closes.
+type droppedOnClose struct{ *milvus.Index }
+
+func (x droppedOnClose) Close() error {
+	err := x.Drop(context.Background())
+	return errors.Join(err, x.Index.Close())
 }
 
 func evalMerge(ctx context.Context, args []string, out io.Writer) error {

@@ -98,8 +98,11 @@ type Set struct {
 	mu     sync.RWMutex
 	active *Generation
 	next   *Generation
-	store  memory.EpisodicStore
-	log    *slog.Logger
+	// unfilled: the active generation replaced a recorded one that could
+	// not serve, and holds nothing yet.
+	unfilled bool
+	store    memory.EpisodicStore
+	log      *slog.Logger
 
 	// process names this process's reader record; the rest is what it
 	// last announced, under announcing.
@@ -397,12 +400,14 @@ func Open(ctx context.Context, cfg Config) (*Set, error) {
 		}
 		return g, nil
 	}
-	old, err := cfg.EmbedderFor(rec.Model)
-	if err != nil {
-		// The old generation cannot serve without its embedder: use the
-		// configured one at once; a reindex fills it.
+	// A recorded generation that cannot serve (its embedder cannot be
+	// built here, or its index has an older layout, e.g. without the
+	// sparse field) gives way to the configured one at once, which the
+	// Reindex workflow fills (Unfilled).
+	useTarget := func(why error) (*Set, error) {
 		log.Warn("the recorded vector index generation cannot be used; switching to the configured one, which the Reindex workflow fills",
-			"recorded", rec.Name, "configured", target.Name, "error", err)
+			"recorded", rec.Name, "configured", target.Name, "error", why)
+		var err error
 		if target.Index, err = cfg.OpenIndex(ctx, target.Name, emb.Dim()); err != nil {
 			return nil, err
 		}
@@ -411,11 +416,18 @@ func Open(ctx context.Context, cfg Config) (*Set, error) {
 			target.Index.Close()
 			return nil, err
 		}
-		g.active = target
+		g.active, g.unfilled = target, true
 		return g, nil
+	}
+	old, err := cfg.EmbedderFor(rec.Model)
+	if err != nil {
+		return useTarget(err)
 	}
 	active := &Generation{Name: rec.Name, Model: rec.Model, Embedder: old}
 	if active.Index, err = cfg.OpenIndex(ctx, active.Name, old.Dim()); err != nil {
+		if memory.IsInvalid(err) {
+			return useTarget(err)
+		}
 		return nil, err
 	}
 	if target.Index, err = cfg.OpenIndex(ctx, target.Name, emb.Dim()); err != nil {
@@ -528,6 +540,15 @@ func processName() string {
 	var b [3]byte
 	rand.Read(b[:])
 	return fmt.Sprintf("%s-%d-%s", cmp.Or(host, "host"), os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// Unfilled reports whether the active generation replaced, at Open, a
+// recorded one that could not serve, and so needs the Reindex workflow to
+// fill it.
+func (g *Set) Unfilled() bool {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.unfilled
 }
 
 // Index is the active generation's index, whichever it is at each call.
