@@ -23,10 +23,11 @@ import (
 //     the scalar fields the rerank needs;
 //  3. fuses and reranks the candidates exactly as the cached path does,
 //     from those fields;
-//  4. reads from the store, by ID, only the best few: their current
-//     versions (whatever the index's lag), what their relevance and
-//     quoted-phrase hints are computed from, and what is returned. When
-//     too few of them are relevant enough it reads the next few.
+//  4. reads the candidates from the store by ID, in one read (at most
+//     2·max(VectorCandidates, KeywordCandidates) of them, whatever the
+//     tenant's size): their current versions (whatever the index's lag),
+//     what their relevance and quoted-phrase hints are computed from, and
+//     what is returned.
 //
 // With a context window (Config.Context, off by default) a memory borrows
 // relevance from its neighbours in a source episode, which the index does
@@ -38,10 +39,6 @@ import (
 // RRF ranks the in-range candidates of the one search instead of
 // searching the range again; the query LLM is not told the tenant's task
 // types.
-
-// readWindow is how many candidates beyond TopK a stateless recall reads
-// from the store at a time.
-const readWindow = 10
 
 // hybridCandidate is a hybrid hit with its rerank signals.
 type hybridCandidate struct {
@@ -265,54 +262,53 @@ func docCarriesHint(d memory.VectorDoc, p Parsed) bool {
 	return false
 }
 
-// readBest reads the best candidates' current versions from the store, a
-// window at a time, until TopK of them are relevant or none is left, and
-// returns them ranked, with their polarities.
+// readBest reads the candidates' current versions, with their usage, from
+// the store in one read by ID, and returns the best TopK of those relevant
+// enough, ranked, with their polarities.
 func (e *Engine) readBest(ctx context.Context, q memory.Query, parsed Parsed, x expansion, f memory.VectorFilter,
 	counts memory.TermCounts, cands []hybridCandidate) ([]memory.Result, []polarity, error) {
+	if len(cands) == 0 {
+		return nil, nil, nil
+	}
 	rq := relevanceTerms(parsed.Text, e.deps.Lexicon, x)
 	df := func(t string) int64 { return counts.Terms[t].Docs }
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = c.hit.Doc.ID
+	}
+	ms, err := e.deps.Memories.Memories(ctx, memory.MemoryFilter{Tenant: q.Tenant, IDs: ids})
+	if err != nil {
+		return nil, nil, errorf("recall: read the candidates", err)
+	}
+	mems := make(map[string]memory.Memory, len(ms))
+	for _, m := range ms {
+		mems[m.ID] = m
+	}
 	var kept []hybridCandidate
-	mems := map[string]memory.Memory{}
-	for next := 0; next < len(cands) && len(kept) < q.TopK; {
-		window := cands[next:min(len(cands), next+q.TopK+readWindow)]
-		next += len(window)
-		ids := make([]string, len(window))
-		for i, c := range window {
-			ids[i] = c.hit.Doc.ID
+	for _, c := range cands {
+		m, ok := mems[c.hit.Doc.ID]
+		if !ok {
+			continue // purged since the index was written
 		}
-		ms, err := e.deps.Memories.Memories(ctx, memory.MemoryFilter{Tenant: q.Tenant, IDs: ids})
-		if err != nil {
-			return nil, nil, errorf("recall: read the best candidates", err)
+		doc := memory.VectorDocOf(m, nil)
+		doc.Entities = memory.NormalizeEntities(m.Entities)
+		if !f.Match(doc) {
+			continue // the index lags the store: the current version no longer qualifies
 		}
-		for _, m := range ms {
-			mems[m.ID] = m
+		c.b.Relevance = coverageOf(rq, distinct(bm25.Terms(m)), counts.Docs, df)
+		if e.cfg.VectorRelevance {
+			c.b.Relevance = max(c.b.Relevance, vectorRelevance(c.b.Similarity))
 		}
-		for _, c := range window {
-			m, ok := mems[c.hit.Doc.ID]
-			if !ok {
-				continue // purged since the index was written
-			}
-			doc := memory.VectorDocOf(m, nil)
-			doc.Entities = memory.NormalizeEntities(m.Entities)
-			if !f.Match(doc) {
-				continue // the index lags the store: the current version no longer qualifies
-			}
-			c.b.Relevance = coverageOf(rq, distinct(bm25.Terms(m)), counts.Docs, df)
-			if e.cfg.VectorRelevance {
-				c.b.Relevance = max(c.b.Relevance, vectorRelevance(c.b.Similarity))
-			}
-			c.b.Relevant = c.b.Relevance >= e.cfg.MinRelevance
-			if e.cfg.MinRelevance >= 0 && !c.b.Relevant {
-				continue
-			}
-			if len(parsed.Phrases) > 0 && e.cfg.HintBoost > 0 && !docCarriesHint(doc, parsed) && carriesPhrase(m, parsed) {
-				c.b.Fused = (c.b.Fused*(1+e.cfg.HintBoost) + e.cfg.HintBoost) / (1 + e.cfg.HintBoost)
-			}
-			c.hit.Doc = doc
-			e.rerank(&c.b, m)
-			kept = append(kept, c)
+		c.b.Relevant = c.b.Relevance >= e.cfg.MinRelevance
+		if e.cfg.MinRelevance >= 0 && !c.b.Relevant {
+			continue
 		}
+		if len(parsed.Phrases) > 0 && e.cfg.HintBoost > 0 && !docCarriesHint(doc, parsed) && carriesPhrase(m, parsed) {
+			c.b.Fused = (c.b.Fused*(1+e.cfg.HintBoost) + e.cfg.HintBoost) / (1 + e.cfg.HintBoost)
+		}
+		c.hit.Doc = doc
+		e.rerank(&c.b, m)
+		kept = append(kept, c)
 	}
 	sortCandidates(kept)
 	kept = kept[:min(len(kept), q.TopK)]

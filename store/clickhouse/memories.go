@@ -156,16 +156,37 @@ func (s *Store) Memories(ctx context.Context, f memory.MemoryFilter) ([]memory.M
 		query += " LIMIT {limit:UInt64}"
 		args = append(args, ch.Named("limit", uint64(f.Limit)))
 	}
+	// A read by ID knows whose usage to read before the memories come
+	// back: both reads run at once.
+	type usageRead struct {
+		us  map[string]usage
+		err error
+	}
+	var early chan usageRead
+	if len(f.IDs) > 0 && !f.NoUsage {
+		early = make(chan usageRead, 1)
+		go func() {
+			us, err := s.usageOf(ctx, f.Tenant, f.IDs)
+			early <- usageRead{us, err}
+		}()
+	}
 	out := []memory.Memory{}
 	err := s.queryRows(ctx, "memories", query, func(r driver.Rows) error {
 		m, err := scanMemory(r)
 		out = append(out, m)
 		return err
 	}, args...)
+	if early != nil {
+		u := <-early
+		if err == nil {
+			err = u.err
+		}
+		applyUsage(out, u.us)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if f.NoUsage {
+	if f.NoUsage || early != nil {
 		return out, nil
 	}
 	if err := s.fillUsage(ctx, f.Tenant, out); err != nil {
@@ -201,18 +222,33 @@ func (s *Store) CurrentVersions(ctx context.Context, tenant string, ids []string
 	return out, nil
 }
 
-// fillUsage sets RecallCount and LastRecalledAt from memory_usage. A use
-// stored twice (a retried RecordUsage) counts once: distinct times count.
+// fillUsage sets RecallCount and LastRecalledAt from memory_usage.
 func (s *Store) fillUsage(ctx context.Context, tenant string, ms []memory.Memory) error {
 	if len(ms) == 0 {
 		return nil
 	}
-	index := map[string]int{}
-	var ids []string
+	ids := make([]string, len(ms))
 	for i, m := range ms {
-		index[m.ID] = i
-		ids = append(ids, m.ID)
+		ids[i] = m.ID
 	}
+	us, err := s.usageOf(ctx, tenant, ids)
+	if err != nil {
+		return err
+	}
+	applyUsage(ms, us)
+	return nil
+}
+
+// usage is one memory's recall count and last recall.
+type usage struct {
+	count int
+	last  time.Time
+}
+
+// usageOf reads the usage of memories from memory_usage. A use stored
+// twice (a retried RecordUsage) counts once: distinct times count.
+func (s *Store) usageOf(ctx context.Context, tenant string, ids []string) (map[string]usage, error) {
+	out := make(map[string]usage, len(ids))
 	for chunk := range slices.Chunk(ids, checkBatch) {
 		err := s.queryRows(ctx, "memories: usage",
 			`SELECT memory_id, uniqExactIf(at, kind = 'recalled'), maxIf(at, kind = 'recalled')
@@ -223,21 +259,27 @@ GROUP BY memory_id`,
 				var (
 					id    string
 					count uint64
-					m     memory.Memory
+					last  time.Time
 				)
-				if err := r.Scan(&id, &count, &m.LastRecalledAt); err != nil {
+				if err := r.Scan(&id, &count, &last); err != nil {
 					return err
 				}
-				if i, ok := index[id]; ok {
-					ms[i].RecallCount, ms[i].LastRecalledAt = int(count), fromDB(m.LastRecalledAt)
-				}
+				out[id] = usage{int(count), fromDB(last)}
 				return nil
 			}, ch.Named("tenant", tenant), ch.Named("ids", chunk))
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return out, nil
+}
+
+func applyUsage(ms []memory.Memory, us map[string]usage) {
+	for i := range ms {
+		if u, ok := us[ms[i].ID]; ok {
+			ms[i].RecallCount, ms[i].LastRecalledAt = u.count, u.last
+		}
+	}
 }
 
 // History implements memory.MemoryStore.

@@ -31,47 +31,47 @@ func (s *Store) PutTermRows(ctx context.Context, rows []memory.TermRow) error {
 	})
 }
 
-// TermStats implements memory.TermStats in one query. The memory rows
-// (term ”) of the tenant give the recallable memories and their current
-// versions; a term row counts when its version is its memory's. Both
-// sides read a range of the table's sort key (tenant, term): the memory
-// rows, and the rows of the terms asked for.
+// TermStats implements memory.TermStats in one query and one read of
+// the table: the tenant's memory rows (term ”) and the rows of the terms
+// asked for, both ranges of its sort key (tenant, term), grouped by
+// memory. A memory counts when its memory row is live; a term counts for
+// it when the term row's version is the memory row's. The memory rows
+// themselves give the totals (term ”).
 func (s *Store) TermStats(ctx context.Context, tenant string, terms []string) (memory.TermCounts, error) {
 	const op = "clickhouse: term stats"
 	if err := memory.ValidateTenant(op, tenant); err != nil {
 		return memory.TermCounts{}, err
 	}
-	terms = slices.DeleteFunc(slices.Clone(terms), func(t string) bool { return t == "" })
-	slices.Sort(terms)
-	terms = slices.Compact(terms)
+	keys := append([]string{""}, terms...)
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
 	c := memory.TermCounts{Terms: map[string]memory.TermStat{}}
-	// Row kind 0 is the totals, 1 a term.
-	const q = `WITH docs AS (
-    SELECT memory_id, version, length FROM memory_terms FINAL
-    WHERE tenant = {tenant:String} AND term = '' AND live = 1
+	const q = `SELECT t.1 AS term, count(), sum(t.3), any(t.4)
+FROM (
+    SELECT memory_id, maxIf(version, term = '' AND live = 1) AS cur,
+           groupArray((term, version, length, value)) AS ts
+    FROM memory_terms FINAL
+    WHERE tenant = {tenant:String} AND term IN {terms:Array(String)}
+    GROUP BY memory_id
+    HAVING cur > 0
 )
-SELECT 0 AS k, '' AS term, count() AS n, sum(length) AS len, '' AS value FROM docs
-UNION ALL
-SELECT 1, t.term, count(), 0, any(t.value)
-FROM (SELECT term, memory_id, version, value FROM memory_terms FINAL
-      WHERE tenant = {tenant:String} AND term IN {terms:Array(String)}) AS t
-INNER JOIN docs AS d ON t.memory_id = d.memory_id AND t.version = d.version
-GROUP BY t.term`
+ARRAY JOIN ts AS t
+WHERE t.2 = cur
+GROUP BY term`
 	err := s.queryRows(ctx, "term stats", q, func(r driver.Rows) error {
 		var (
-			k           uint8
 			term, value string
 			n, length   uint64
 		)
-		if err := r.Scan(&k, &term, &n, &length, &value); err != nil {
+		if err := r.Scan(&term, &n, &length, &value); err != nil {
 			return err
 		}
-		if k == 0 {
+		if term == "" {
 			c.Docs, c.Length = int64(n), int64(length)
 			return nil
 		}
 		c.Terms[term] = memory.TermStat{Docs: int64(n), Value: value}
 		return nil
-	}, ch.Named("tenant", tenant), ch.Named("terms", nonNil(terms)))
+	}, ch.Named("tenant", tenant), ch.Named("terms", keys))
 	return c, err
 }

@@ -3,8 +3,10 @@ package milvusfake
 import (
 	"cmp"
 	"context"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
@@ -329,14 +331,59 @@ func (c *collection) plan(text string) (expr, *commonpb.Status) {
 // matching returns the rows passing e, ordered by primary key, as Milvus
 // orders query results.
 func (c *collection) matching(e expr) []row {
-	var out []row
-	for _, r := range c.rows {
-		if e == nil || e.match(r) {
-			out = append(out, r)
-		}
+	type keyed struct {
+		key any
+		r   row
 	}
 	pk := c.pk.GetName()
-	slices.SortFunc(out, func(a, b row) int { return comparePK(a[pk], b[pk]) })
+	var ks []keyed
+	for _, r := range c.rows {
+		if e == nil || e.match(r) {
+			ks = append(ks, keyed{r[pk], r})
+		}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int { return comparePK(a.key, b.key) })
+	out := make([]row, len(ks))
+	for i, k := range ks {
+		out[i] = k.r
+	}
+	return out
+}
+
+// matchingUnordered is matching in no particular order, for a search that
+// orders its hits itself. Large collections are filtered in parallel
+// chunks.
+func (c *collection) matchingUnordered(e expr) []row {
+	all := make([]row, 0, len(c.rows))
+	for _, r := range c.rows {
+		all = append(all, r)
+	}
+	if e == nil {
+		return all
+	}
+	filter := func(rows []row) []row {
+		var out []row
+		for _, r := range rows {
+			if e.match(r) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	chunks := min(runtime.GOMAXPROCS(0), len(all)/scanChunk)
+	if chunks < 2 {
+		return filter(all)
+	}
+	parts := make([][]row, chunks)
+	var wg sync.WaitGroup
+	for i := range chunks {
+		wg.Go(func() { parts[i] = filter(all[i*len(all)/chunks : (i+1)*len(all)/chunks]) })
+	}
+	wg.Wait()
+	var out []row
+	for _, p := range parts {
+		out = append(out, p...)
+	}
 	return out
 }
 

@@ -111,10 +111,17 @@ type inExpr struct {
 	field string
 	not   bool
 	lits  []literal
+	// strs holds the literals when all are strings: a long list of keys
+	// is looked up, not scanned.
+	strs map[string]bool
 }
 
 func (e inExpr) match(r row) bool {
-	in := slices.ContainsFunc(e.lits, func(l literal) bool { return compare(r[e.field], l) == 0 })
+	v := r[e.field]
+	if s, ok := v.(string); ok && e.strs != nil {
+		return e.strs[s] != e.not
+	}
+	in := slices.ContainsFunc(e.lits, func(l literal) bool { return compare(v, l) == 0 })
 	return in != e.not
 }
 
@@ -364,7 +371,14 @@ func (p *parser) primary() (expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return inExpr{field: f.GetName(), not: not, lits: lits}, nil
+		in := inExpr{field: f.GetName(), not: not, lits: lits}
+		if len(lits) > 0 && !slices.ContainsFunc(lits, func(l literal) bool { return l.kind != 's' }) {
+			in.strs = make(map[string]bool, len(lits))
+			for _, l := range lits {
+				in.strs[l.s] = true
+			}
+		}
+		return in, nil
 	}
 	op := p.next()
 	if op.kind != tokOp || op.text == "&&" || op.text == "||" || op.text == "!" {

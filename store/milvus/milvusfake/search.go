@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/golang/protobuf/proto"
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
@@ -129,7 +131,10 @@ type scored struct {
 // only vector field when it names none), metric, parameters, placeholder
 // and filter, checked as Milvus checks them. It returns the hits of each
 // query, and the metric they are scored by.
-func (c *collection) searchOne(req *milvuspb.SearchRequest) ([][]scored, string, *commonpb.Status) {
+//
+// Sub-searches of one hybrid search filter alike: memo, when not nil,
+// keeps the rows each expression matched for the next.
+func (c *collection) searchOne(req *milvuspb.SearchRequest, memo map[string][]row) ([][]scored, string, *commonpb.Status) {
 	params := kv(req.GetSearchParams())
 	name := params["anns_field"]
 	if name == "" {
@@ -204,28 +209,71 @@ func (c *collection) searchOne(req *milvuspb.SearchRequest) ([][]scored, string,
 		return nil, "", st
 	}
 
-	candidates := c.matching(e)
+	candidates, seen := memo[req.GetDsl()]
+	if !seen {
+		candidates = c.matchingUnordered(e)
+		if memo != nil {
+			memo[req.GetDsl()] = candidates
+		}
+	}
+	pk := c.pk.GetName()
 	var out [][]scored
 	for qi := range max(len(dense), len(sparseQueries)) {
-		var hits []scored
-		for _, r := range candidates {
-			if sparse {
-				v := r[name].(sparseRow)
-				if v.matches(sparseQueries[qi]) {
-					hits = append(hits, scored{r, v.dot(sparseQueries[qi])})
-				}
-				continue
-			}
-			hits = append(hits, scored{r, score(metric, dense[qi], r[name].([]float32))})
+		type keyed struct {
+			scored
+			key any
 		}
-		slices.SortStableFunc(hits, func(a, b scored) int { // rows are in key order, so ties stay in key order
-			if metric == "L2" {
-				return cmp.Compare(a.score, b.score)
+		var qnorm float32
+		if !sparse {
+			qnorm = dot32(dense[qi], dense[qi])
+		}
+		// Rows are scored in parallel chunks, as Milvus scores segments.
+		scoreRows := func(rows []row) []keyed {
+			var hits []keyed
+			for _, r := range rows {
+				if sparse {
+					v := r[name].(sparseRow)
+					if v.matches(sparseQueries[qi]) {
+						hits = append(hits, keyed{scored{r, v.dot(sparseQueries[qi])}, r[pk]})
+					}
+					continue
+				}
+				hits = append(hits, keyed{scored{r, scoreNorm(metric, dense[qi], qnorm, r[name].([]float32))}, r[pk]})
 			}
-			return cmp.Compare(b.score, a.score)
+			return hits
+		}
+		var hits []keyed
+		if chunks := min(runtime.GOMAXPROCS(0), len(candidates)/scanChunk); chunks > 1 {
+			parts := make([][]keyed, chunks)
+			var wg sync.WaitGroup
+			for i := range chunks {
+				wg.Go(func() {
+					parts[i] = scoreRows(candidates[i*len(candidates)/chunks : (i+1)*len(candidates)/chunks])
+				})
+			}
+			wg.Wait()
+			for _, p := range parts {
+				hits = append(hits, p...)
+			}
+		} else {
+			hits = scoreRows(candidates)
+		}
+		slices.SortFunc(hits, func(a, b keyed) int { // ties in key order
+			c := cmp.Compare(b.score, a.score)
+			if metric == "L2" {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+			return comparePK(a.key, b.key)
 		})
 		hits = hits[min(offset, len(hits)):]
-		out = append(out, hits[:min(topk, len(hits))])
+		top := make([]scored, min(topk, len(hits)))
+		for i := range top {
+			top[i] = hits[i].scored
+		}
+		out = append(out, top)
 	}
 	return out, metric, nil
 }
@@ -248,7 +296,7 @@ func (s *Server) Search(ctx context.Context, req *milvuspb.SearchRequest) (*milv
 	if st != nil {
 		return fail(st)
 	}
-	perQuery, _, st := c.searchOne(req)
+	perQuery, _, st := c.searchOne(req, nil)
 	if st != nil {
 		return fail(st)
 	}
@@ -281,25 +329,50 @@ func (c *collection) results(name string, perQuery [][]scored, topk int64, field
 // score is Milvus' score for a metric: similarity for COSINE and IP
 // (higher is closer), squared distance for L2 (lower is closer).
 func score(metric string, q, v []float32) float32 {
-	var dot, nq, nv, l2 float64
-	for i := range q {
-		a, b := float64(q[i]), float64(v[i])
-		dot += a * b
-		nq += a * a
-		nv += b * b
-		l2 += (a - b) * (a - b)
-	}
+	return scoreNorm(metric, q, dot32(q, q), v)
+}
+
+// scoreNorm is score with the query's squared norm nq computed once.
+func scoreNorm(metric string, q []float32, nq float32, v []float32) float32 {
+	// In float32, as Milvus's engine computes.
 	switch metric {
 	case "IP":
-		return float32(dot)
+		return dot32(q, v)
 	case "L2":
-		return float32(l2)
+		var l2 float32
+		for i := range q {
+			d := q[i] - v[i]
+			l2 += d * d
+		}
+		return l2
 	}
+	nv := dot32(v, v)
 	if nq == 0 || nv == 0 {
 		return 0
 	}
-	return float32(dot / math.Sqrt(nq*nv))
+	return dot32(q, v) / float32(math.Sqrt(float64(nq)*float64(nv)))
 }
+
+// dot32 is the inner product of two vectors of one length, four lanes at
+// a time.
+func dot32(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// scanChunk is the fewest rows a search scores on one goroutine.
+const scanChunk = 2048
 
 // Hybrid search limits and defaults of Milvus 2.4.
 const (
@@ -440,8 +513,9 @@ func (s *Server) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchReq
 	}
 	results := make([][]scored, len(subs))
 	metrics := make([]string, len(subs))
+	memo := map[string][]row{}
 	for i, sub := range subs {
-		perQuery, metric, st := c.searchOne(sub)
+		perQuery, metric, st := c.searchOne(sub, memo)
 		if st != nil {
 			return fail(st)
 		}
