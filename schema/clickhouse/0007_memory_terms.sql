@@ -13,7 +13,7 @@
 -- next reindex; recall served from the in-process cache does not use them
 CREATE TABLE IF NOT EXISTS memory_terms
 (
-    tenant    String,
+    tenant    LowCardinality(String),
     term      String,
     memory_id String,
     version   UInt32,
