@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
@@ -44,6 +46,7 @@ decay), visible in the Temporal UI.`, append(stackEnvs, scheduleEnvs...)...)
 	fs.IntVar(&o.temporalPort, "temporal-port", devserver.DefaultFrontendPort, "port of the embedded Temporal frontend")
 	fs.IntVar(&o.uiPort, "ui-port", devserver.DefaultUIPort, "port of the Temporal Web UI (-1 disables it)")
 	fs.StringVar(&o.clickhouseHTTP, "clickhouse-http", "127.0.0.1:8123", "loopback address serving the embedded ClickHouse's HTTP interface to `hindsight sql` (empty disables)")
+	fs.StringVar(&o.pprof, "pprof", "", "loopback address serving Go's profiles (net/http/pprof), e.g. 127.0.0.1:6060, for `go tool pprof` (empty disables)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -67,6 +70,7 @@ type devOptions struct {
 	temporalPort   int
 	uiPort         int
 	clickhouseHTTP string
+	pprof          string
 	log            *slog.Logger
 }
 
@@ -80,6 +84,7 @@ type devStack struct {
 	service  *service.Service
 	http     *httpServer
 	chHTTP   *httpServer
+	pprof    *httpServer
 	log      *slog.Logger
 	closers  []func() error
 }
@@ -207,6 +212,23 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 			st.closers = append(st.closers, chHTTP.Close)
 		}
 	}
+	if o.pprof != "" {
+		// Profiles show what the process holds and runs: loopback only,
+		// whatever the token file.
+		if err := checkListen(o.pprof, ""); err != nil {
+			return nil, fmt.Errorf("--pprof: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		if st.pprof, err = listenHTTP(o.pprof, "the profiler", "--pprof", mux, log); err != nil {
+			return nil, err
+		}
+		st.closers = append(st.closers, st.pprof.Close)
+	}
 	return st, nil
 }
 
@@ -222,6 +244,9 @@ func (st *devStack) printEndpoints(w io.Writer) {
 		fmt.Fprintf(tw, "  Temporal Web UI\t%s\n", ui)
 	}
 	fmt.Fprintf(tw, "  metrics\thttp://%s/metrics\n", st.http.Addr())
+	if st.pprof != nil {
+		fmt.Fprintf(tw, "  profiles (go tool pprof)\thttp://%s/debug/pprof/\n", st.pprof.Addr())
+	}
 	if st.chHTTP != nil {
 		fmt.Fprintf(tw, "  ClickHouse HTTP (hindsight sql)\thttp://%s\n", st.chHTTP.Addr())
 	}
