@@ -145,8 +145,11 @@ func (a *Activities) transcript(ctx context.Context, in ExtractInput) (memory.Tr
 		Agent: in.Meta.Agent, Task: in.Meta.Task, Outcome: in.Meta.Outcome, Events: events,
 		StartedAt: events[0].TS, EndedAt: events[len(events)-1].TS,
 	}
-	if t.UserID == "" {
-		t.UserID = events[0].UserID
+	for _, e := range events {
+		if t.UserID != "" {
+			break
+		}
+		t.UserID = e.UserID // the first event that names whose session it is
 	}
 	// Events stored raw (a tenant that keeps them for audit, or stored
 	// before redaction existed) are redacted before anything reads them.

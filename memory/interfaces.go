@@ -21,6 +21,9 @@ type EventLog interface {
 	// CompareEvents order (time, position, ID); an unknown session yields
 	// an empty slice, not an error.
 	SessionEvents(ctx context.Context, tenant, sessionID string) ([]Event, error)
+	// SessionEventCount is how many events of the session are stored: the
+	// length of SessionEvents, without reading the events.
+	SessionEventCount(ctx context.Context, tenant, sessionID string) (int, error)
 	// Sessions returns the IDs of the tenant's sessions that have events of
 	// userID (of any user when userID is empty), sorted. Forgetting a user
 	// starts here.

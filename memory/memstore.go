@@ -86,6 +86,19 @@ func (s *MemStore) SessionEvents(ctx context.Context, tenant, sessionID string) 
 	return out, nil
 }
 
+// SessionEventCount implements EventLog.
+func (s *MemStore) SessionEventCount(ctx context.Context, tenant, sessionID string) (int, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n := 0
+	for _, e := range s.events[tenant] {
+		if e.SessionID == sessionID {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // Sessions implements EventLog.
 func (s *MemStore) Sessions(ctx context.Context, tenant, userID string) ([]string, error) {
 	s.mu.RLock()

@@ -196,32 +196,34 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 		}
 		t.Outcome = outcome
 	}
-	stored, err := s.store.SessionEvents(ctx, tenant, r.SessionID)
+	// How many events are stored is all this needs of them: the
+	// distillation reads the transcript itself.
+	stored, err := s.store.SessionEventCount(ctx, tenant, r.SessionID)
 	if err != nil {
 		return EndResponse{}, err
 	}
 	// A session with no events stored before this call was never
 	// distilled (a distillation needs them).
-	neverDistilled := len(stored) == 0
+	neverDistilled := stored == 0
 	// The transcript runs from the session's first event: the positions
 	// already logged (or sent by an earlier call) keep what is stored.
-	if fresh := t.Events[min(len(stored), len(t.Events)):]; len(fresh) > 0 {
+	if fresh := t.Events[min(stored, len(t.Events)):]; len(fresh) > 0 {
 		if err := s.store.AppendEvents(ctx, fresh); err != nil {
 			return EndResponse{}, fmt.Errorf("%s: store events: %w", op, err)
 		}
-		stored = append(stored, fresh...)
+		stored += len(fresh)
 	}
-	if len(stored) == 0 {
+	if stored == 0 {
 		return EndResponse{}, memory.Invalidf(op, "session %s has no events: pass events, or log them with memory_log before ending the session", r.SessionID)
 	}
 
 	if r.KeepOpen {
-		return EndResponse{Status: "open", Events: len(stored)}, nil
+		return EndResponse{Status: "open", Events: stored}, nil
 	}
 
 	id := memory.SessionWorkflowID(tenant, r.SessionID)
 	if !neverDistilled {
-		if id, err = s.distillationID(ctx, tenant, r.SessionID, len(stored)); err != nil {
+		if id, err = s.distillationID(ctx, tenant, r.SessionID, stored); err != nil {
 			return EndResponse{}, err
 		}
 	}
@@ -233,9 +235,9 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 		// distillation failed may be ended again.
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		WorkflowTaskTimeout:   activities.WorkflowTaskTimeout,
-		Memo:                  map[string]any{"tenant": tenant, "session_id": r.SessionID, "events": len(stored)},
+		Memo:                  map[string]any{"tenant": tenant, "session_id": r.SessionID, "events": stored},
 	}
-	resp := EndResponse{WorkflowID: id, Status: "started", Events: len(stored)}
+	resp := EndResponse{WorkflowID: id, Status: "started", Events: stored}
 	run, err := s.temporal.SignalWithStartWorkflow(ctx, id, workflows.SignalSessionEnd, meta, opts,
 		workflows.SessionEnd, workflows.SessionEndInput{Tenant: tenant, SessionID: r.SessionID})
 	var already *serviceerror.WorkflowExecutionAlreadyStarted

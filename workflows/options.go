@@ -34,6 +34,16 @@ var retryPolicy = &temporal.RetryPolicy{
 // activity's start-to-close timeout.
 const HeartbeatTimeout = 5 * time.Second
 
+// withLocalOptions is for short, idempotent steps run as local activities
+// (no heartbeat: the workflow task's own timeout watches the worker),
+// bounded by timeout, with the shared retry policy.
+func withLocalOptions(ctx workflow.Context, timeout time.Duration) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: timeout,
+		RetryPolicy:         retryPolicy,
+	})
+}
+
 // withStoreOptions is for activities that read or write the stores: a
 // minute bounds a slow store, and the heartbeat notices a dead worker.
 func withStoreOptions(ctx workflow.Context) workflow.Context {

@@ -69,13 +69,26 @@ func SessionEnd(ctx workflow.Context, in SessionEndInput) (SessionEndResult, err
 	defer absorbSignals(ctx, SignalSessionEnd)
 
 	ref := activities.SessionRef{Tenant: in.Tenant, SessionID: in.SessionID}
-	storeCtx := withStoreOptions(ctx)
-	var info activities.TranscriptInfo
-	if err := workflow.ExecuteActivity(storeCtx, a.LoadTranscript, ref).Get(ctx, &info); err != nil {
-		return res, err
+	// Sessions begun since "local-steps" run their short, idempotent steps
+	// as local activities (a marker in the history each, run by the
+	// workflow's own worker, no task queue round trip) and need no
+	// separate transcript check: extraction reads the transcript and
+	// fails the same way on an empty one, and says whose session it was.
+	local := workflow.GetVersion(ctx, "local-steps", workflow.DefaultVersion, 1) != workflow.DefaultVersion
+	storeCtx, modelCtx := withStoreOptions(ctx), withModelOptions(ctx)
+	run := workflow.ExecuteActivity
+	if local {
+		storeCtx, modelCtx = withLocalOptions(ctx, time.Minute), withLocalOptions(ctx, 10*time.Minute)
+		run = workflow.ExecuteLocalActivity
 	}
-	if meta.UserID == "" {
-		meta.UserID = info.UserID
+	if !local {
+		var info activities.TranscriptInfo
+		if err := workflow.ExecuteActivity(storeCtx, a.LoadTranscript, ref).Get(ctx, &info); err != nil {
+			return res, err
+		}
+		if meta.UserID == "" {
+			meta.UserID = info.UserID
+		}
 	}
 
 	var x memory.Extraction
@@ -84,15 +97,18 @@ func SessionEnd(ctx workflow.Context, in SessionEndInput) (SessionEndResult, err
 		return res, err
 	}
 	ep := x.Episode
+	if meta.UserID == "" {
+		meta.UserID = ep.UserID
+	}
 	res = SessionEndResult{
 		EpisodeID: ep.ID, Task: ep.Task, TaskType: ep.TaskType, Outcome: ep.Outcome,
 		Extractor: x.Model, Candidates: len(x.Candidates), Failures: ep.Failures, Usage: x.Usage,
 		Memories: []MemoryOutcome{},
 	}
-	if err := workflow.ExecuteActivity(storeCtx, a.StoreEpisode, ep).Get(ctx, nil); err != nil {
+	if err := run(storeCtx, a.StoreEpisode, ep).Get(ctx, nil); err != nil {
 		return res, err
 	}
-	if err := workflow.ExecuteActivity(withModelOptions(ctx), a.IndexEpisode, ep).Get(ctx, nil); err != nil {
+	if err := run(modelCtx, a.IndexEpisode, ep).Get(ctx, nil); err != nil {
 		return res, err
 	}
 	if len(x.Candidates) == 0 {
@@ -115,7 +131,11 @@ func SessionEnd(ctx workflow.Context, in SessionEndInput) (SessionEndResult, err
 		ReplyTo: info2.WorkflowExecution.ID, EpisodeID: ep.ID, WorkflowID: info2.WorkflowExecution.ID,
 		Candidates: x.Candidates,
 	}
-	reply, err := callLedger(ctx, req)
+	enqueueCtx := withStoreOptions(ctx)
+	if local {
+		enqueueCtx = withLocalOptions(ctx, time.Minute)
+	}
+	reply, err := callLedgerBy(ctx, enqueueCtx, run, req)
 	if err != nil {
 		return res, err
 	}
@@ -128,9 +148,15 @@ func SessionEnd(ctx workflow.Context, in SessionEndInput) (SessionEndResult, err
 // callLedger enqueues a request with the tenant's ledger and waits for its
 // reply, matched by request ID.
 func callLedger(ctx workflow.Context, req ledger.Request) (ledger.Reply, error) {
+	return callLedgerBy(ctx, withStoreOptions(ctx), workflow.ExecuteActivity, req)
+}
+
+// callLedgerBy is callLedger enqueueing by run (a regular or a local
+// activity) under enqueueCtx's options.
+func callLedgerBy(ctx, enqueueCtx workflow.Context, run func(workflow.Context, any, ...any) workflow.Future, req ledger.Request) (ledger.Reply, error) {
 	var a *activities.Activities
 	var reply ledger.Reply
-	if err := workflow.ExecuteActivity(withStoreOptions(ctx), a.EnqueueLedger, req).Get(ctx, nil); err != nil {
+	if err := run(enqueueCtx, a.EnqueueLedger, req).Get(ctx, nil); err != nil {
 		return reply, err
 	}
 	ch := workflow.GetSignalChannel(ctx, ledger.SignalReply)

@@ -50,9 +50,10 @@ func TestSessionEndDistilsAndMergesThroughTheLedger(t *testing.T) {
 	env := newEnv(t)
 	ref := activities.SessionRef{Tenant: "acme", SessionID: "s1"}
 	x := extraction()
-	env.OnActivity(a.LoadTranscript, mock.Anything, ref).Return(activities.TranscriptInfo{Events: 5, UserID: "u1"}, nil).Once()
+	x.Episode.UserID = "u1" // extraction reads whose session it was from the transcript
+	x.Candidates[1].About = memory.AboutUser
 	env.OnActivity(a.ExtractEpisode, mock.Anything, mock.MatchedBy(func(in activities.ExtractInput) bool {
-		return in.Session == ref && in.Meta.UserID == "u1" // the user comes from the transcript
+		return in.Session == ref
 	})).Return(x, nil).Once()
 	env.OnActivity(a.StoreEpisode, mock.Anything, x.Episode).Return(nil).Once()
 	env.OnActivity(a.IndexEpisode, mock.Anything, x.Episode).Return(nil).Once()
@@ -82,6 +83,10 @@ func TestSessionEndDistilsAndMergesThroughTheLedger(t *testing.T) {
 	if req.Op != ledger.OpMerge || req.EpisodeID != x.Episode.ID || len(req.Candidates) != 2 || req.ReplyTo == "" {
 		t.Fatalf("ledger request = %+v", req)
 	}
+	if req.Candidates[0].Scope != memory.SharedScope || req.Candidates[1].Scope != memory.UserScope("u1") {
+		t.Fatalf("candidate scopes %q, %q; want the lesson shared and the statement about the user in the episode's user's scope",
+			req.Candidates[0].Scope, req.Candidates[1].Scope)
+	}
 	if res.EpisodeID != x.Episode.ID || len(res.Memories) != 2 || res.Memories[0].MemoryID != "m1" ||
 		res.Memories[1].MemoryID != "m2" || res.Memories[1].Verdict != memory.VerdictConflicts {
 		t.Fatalf("result = %+v", res)
@@ -92,9 +97,9 @@ func TestSessionEndDistilsAndMergesThroughTheLedger(t *testing.T) {
 func TestSessionEndInvalidInputIsNotRetried(t *testing.T) {
 	env := newEnv(t)
 	calls := 0
-	env.OnActivity(a.LoadTranscript, mock.Anything, mock.Anything).Return(func(_ context.Context, _ activities.SessionRef) (activities.TranscriptInfo, error) {
+	env.OnActivity(a.ExtractEpisode, mock.Anything, mock.Anything).Return(func(_ context.Context, _ activities.ExtractInput) (memory.Extraction, error) {
 		calls++
-		return activities.TranscriptInfo{}, temporal.NewNonRetryableApplicationError("session s1 has no events", memory.EINVALID, nil)
+		return memory.Extraction{}, temporal.NewNonRetryableApplicationError("session s1 has no events", memory.EINVALID, nil)
 	})
 	env.ExecuteWorkflow(workflows.SessionEnd, workflows.SessionEndInput{Tenant: "acme", SessionID: "s1"})
 	err := env.GetWorkflowError()
@@ -103,24 +108,24 @@ func TestSessionEndInvalidInputIsNotRetried(t *testing.T) {
 		t.Fatalf("workflow error = %v, want the EINVALID application error", err)
 	}
 	if calls != 1 {
-		t.Fatalf("LoadTranscript ran %d times, want once: invalid input must not be retried", calls)
+		t.Fatalf("ExtractEpisode ran %d times, want once: invalid input must not be retried", calls)
 	}
 }
 
+// The short steps run as local activities, which retry as activities do.
 func TestSessionEndRetriesTransientFailures(t *testing.T) {
 	env := newEnv(t)
 	calls := 0
-	env.OnActivity(a.LoadTranscript, mock.Anything, mock.Anything).Return(func(_ context.Context, _ activities.SessionRef) (activities.TranscriptInfo, error) {
-		calls++
-		if calls < 3 {
-			return activities.TranscriptInfo{}, errors.New("connection reset")
-		}
-		return activities.TranscriptInfo{Events: 1}, nil
-	})
 	x := extraction()
 	x.Candidates = nil
 	env.OnActivity(a.ExtractEpisode, mock.Anything, mock.Anything).Return(x, nil)
-	env.OnActivity(a.StoreEpisode, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(a.StoreEpisode, mock.Anything, mock.Anything).Return(func(_ context.Context, _ memory.Episode) error {
+		calls++
+		if calls < 3 {
+			return errors.New("connection reset")
+		}
+		return nil
+	})
 	env.OnActivity(a.IndexEpisode, mock.Anything, mock.Anything).Return(nil)
 	env.ExecuteWorkflow(workflows.SessionEnd, workflows.SessionEndInput{Tenant: "acme", SessionID: "s1"})
 	if err := env.GetWorkflowError(); err != nil || calls != 3 {

@@ -93,6 +93,14 @@ func testEvents(t *testing.T, s memory.EpisodicStore) {
 	if len(none) != 0 {
 		t.Fatalf("unknown session returned %d events", len(none))
 	}
+	must(t, s.AppendEvents(ctx, events(tenant, "s2", 2)))
+	for session, want := range map[string]int{"s1": 5, "s2": 2, "nope": 0} {
+		n, err := s.SessionEventCount(ctx, tenant, session)
+		must(t, err)
+		if n != want {
+			t.Fatalf("SessionEventCount(%s) = %d after a retried batch, want %d", session, n, want)
+		}
+	}
 }
 
 func testEventsInvalid(t *testing.T, s memory.EpisodicStore) {

@@ -78,6 +78,19 @@ func (s *Store) SessionEvents(ctx context.Context, tenant, sessionID string) ([]
 	return out, nil
 }
 
+// SessionEventCount implements memory.EventLog: distinct event IDs, from
+// the key columns alone.
+func (s *Store) SessionEventCount(ctx context.Context, tenant, sessionID string) (int, error) {
+	if err := memory.ValidateTenant("clickhouse: session event count", tenant); err != nil {
+		return 0, err
+	}
+	var n uint64
+	err := s.queryRows(ctx, "session event count",
+		"SELECT uniqExact(id) FROM events WHERE tenant = {tenant:String} AND session_id = {session:String}",
+		func(r driver.Rows) error { return r.Scan(&n) }, ch.Named("tenant", tenant), ch.Named("session", sessionID))
+	return int(n), err
+}
+
 func scanEvent(r driver.Rows) (memory.Event, error) {
 	var (
 		e    memory.Event
