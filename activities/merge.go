@@ -39,6 +39,10 @@ func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) (
 	if err != nil {
 		return nil, temporalError(err)
 	}
+	batch, err := a.readBatch(ctx, in.Requests)
+	if err != nil {
+		return nil, temporalError(err)
+	}
 	replies := make([]ledger.Reply, 0, len(in.Requests))
 	for _, req := range in.Requests {
 		reply := ledger.Reply{RequestID: req.ID}
@@ -53,7 +57,7 @@ func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) (
 			d, err := a.mergeOne(ctx, PlanMergeInput{
 				Tenant: req.Tenant, RequestID: req.ID, Index: i, EpisodeID: req.EpisodeID,
 				WorkflowID: req.WorkflowID, Candidate: c, UserStated: req.Op == ledger.OpStore, Now: in.Now,
-			}, logged)
+			}, logged, batch[req.Tenant])
 			if err != nil {
 				code, msg, final := failure(err)
 				if !final {
@@ -118,12 +122,16 @@ func failure(err error) (code, message string, final bool) {
 // candidates one after the other, so nothing can move it in between, and
 // reading it again would cost a query for nothing. The decision is logged
 // without a look-up for the same reason.
-func (a *Activities) mergeOne(ctx context.Context, in PlanMergeInput, logged map[string]memory.Decision) (memory.Decision, error) {
+func (a *Activities) mergeOne(ctx context.Context, in PlanMergeInput, logged map[string]memory.Decision, batch *batchState) (memory.Decision, error) {
 	var err error
 	for attempt := range 2 {
 		var d memory.Decision
 		var read map[string]memory.Memory
-		if d, read, err = a.planMerge(ctx, in, logged, attempt == 0); err != nil {
+		known := batch
+		if attempt > 0 {
+			known = nil // the state moved after all: read it afresh
+		}
+		if d, read, err = a.planMerge(ctx, in, logged, attempt == 0, known); err != nil {
 			return d, err
 		}
 		if _, ok := logged[d.ID]; ok {
@@ -131,6 +139,7 @@ func (a *Activities) mergeOne(ctx context.Context, in PlanMergeInput, logged map
 		}
 		var applied memory.Decision
 		if applied, err = a.applyPlanned(ctx, d, read); err == nil {
+			batch.saw(applied.After)
 			return applied, nil
 		}
 		if memory.ErrorCode(err) != memory.ECONFLICT {
@@ -188,14 +197,15 @@ type decisionAppender interface {
 // kind; the judge's verdict; then the plan of versions to write. It writes
 // nothing, so a retry simply plans again.
 func (a *Activities) PlanMerge(ctx context.Context, in PlanMergeInput) (memory.Decision, error) {
-	d, _, err := a.planMerge(ctx, in, nil, false)
+	d, _, err := a.planMerge(ctx, in, nil, false, nil)
 	return d, err
 }
 
 // planMerge is PlanMerge, returning as well the current memories the plan
 // was made from. With known set, the batch has looked the decision up
-// already (in logged).
-func (a *Activities) planMerge(ctx context.Context, in PlanMergeInput, logged map[string]memory.Decision, known bool) (memory.Decision, map[string]memory.Memory, error) {
+// already (in logged). With batch set, the batch's state answers the
+// reads it holds (see batchState).
+func (a *Activities) planMerge(ctx context.Context, in PlanMergeInput, logged map[string]memory.Decision, known bool, batch *batchState) (memory.Decision, map[string]memory.Memory, error) {
 	c := normalizeCandidate(in.Candidate)
 	if err := ledger.ValidateCandidate(c); err != nil {
 		return memory.Decision{}, nil, temporalError(err)
@@ -222,13 +232,13 @@ func (a *Activities) planMerge(ctx context.Context, in PlanMergeInput, logged ma
 		EpisodeID: in.EpisodeID,
 		Candidate: c,
 	}
-	exact, err := a.Store.Memories(ctx, memory.MemoryFilter{
-		Tenant: in.Tenant, ContentHash: hash, Scopes: []memory.Scope{c.Scope.Norm()},
-		// A quarantined memory absorbs its exact repeats: they bring no
-		// new text, and they stay in quarantine with it.
-		Statuses: []memory.Status{memory.StatusLive, memory.StatusCold, memory.StatusArchived, memory.StatusQuarantined},
-	})
-	if err != nil {
+	var exact []memory.Memory
+	var err error
+	if batch != nil {
+		exact = batch.exact(hash, c.Scope.Norm())
+	} else if exact, err = a.Store.Memories(ctx, memory.MemoryFilter{
+		Tenant: in.Tenant, ContentHash: hash, Scopes: []memory.Scope{c.Scope.Norm()}, Statuses: exactStatuses,
+	}); err != nil {
 		return memory.Decision{}, nil, temporalError(err)
 	}
 	read := map[string]memory.Memory{}
@@ -236,7 +246,7 @@ func (a *Activities) planMerge(ctx context.Context, in PlanMergeInput, logged ma
 		read[exact[0].ID] = exact[0]
 		mi.Exact = &exact[0]
 	} else {
-		if mi.Neighbors, err = a.neighbors(ctx, in.Tenant, c); err != nil {
+		if mi.Neighbors, err = a.neighbors(ctx, in.Tenant, c, batch); err != nil {
 			return memory.Decision{}, nil, temporalError(err)
 		}
 		for _, n := range mi.Neighbors {
@@ -273,7 +283,7 @@ func mergeDecisionID(tenant, requestID string, index int, c memory.Candidate) st
 // KeywordNeighbors), whatever their vector similarity. The keyword side
 // catches paraphrases a lexical embedder scores low; the judge, which only
 // merges on positive evidence, decides.
-func (a *Activities) neighbors(ctx context.Context, tenant string, c memory.Candidate) ([]memory.Neighbor, error) {
+func (a *Activities) neighbors(ctx context.Context, tenant string, c memory.Candidate, batch *batchState) ([]memory.Neighbor, error) {
 	text := memory.EmbedText(memory.Memory{Content: c.Content, CounterExample: c.CounterExample})
 	vecs, err := a.Embedder.Embed(ctx, []string{text})
 	if err != nil {
@@ -319,7 +329,7 @@ func (a *Activities) neighbors(ctx context.Context, tenant string, c memory.Cand
 	}
 	// The vector index is derived; the store says what each memory is now,
 	// and Prefilter drops any that is no longer live.
-	current, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: tenant, Scopes: f.Scopes, IDs: append(ids, lexical...)})
+	current, err := batch.memories(ctx, a.Store, memory.MemoryFilter{Tenant: tenant, Scopes: f.Scopes, IDs: append(ids, lexical...)})
 	if err != nil {
 		return nil, err
 	}

@@ -67,15 +67,16 @@ type EpisodeStore interface {
 // MemoryFilter selects current memory versions. Tenant is required. Zero
 // fields do not filter.
 type MemoryFilter struct {
-	Tenant       string
-	IDs          []string
-	Scopes       []Scope // any of; none means every scope of the tenant
-	Kinds        []Kind
-	Statuses     []Status
-	ContentHash  string
-	Source       string    // memories that name this episode as a source
-	Sources      []string  // memories that name any of these episodes as a source
-	UpdatedAfter time.Time // exclusive; for change feeds
+	Tenant        string
+	IDs           []string
+	Scopes        []Scope // any of; none means every scope of the tenant
+	Kinds         []Kind
+	Statuses      []Status
+	ContentHash   string
+	ContentHashes []string  // any of these content hashes
+	Source        string    // memories that name this episode as a source
+	Sources       []string  // memories that name any of these episodes as a source
+	UpdatedAfter  time.Time // exclusive; for change feeds
 	// ByID orders the results by ID instead, after IDAfter (exclusive):
 	// pages that a change of UpdatedAt does not reshuffle.
 	ByID    bool

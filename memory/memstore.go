@@ -260,6 +260,7 @@ func (s *MemStore) Memories(ctx context.Context, f MemoryFilter) ([]Memory, erro
 			len(f.Kinds) > 0 && !slices.Contains(f.Kinds, m.Kind) ||
 			len(f.Statuses) > 0 && !slices.Contains(f.Statuses, m.Status) ||
 			f.ContentHash != "" && m.ContentHash != f.ContentHash ||
+			len(f.ContentHashes) > 0 && !slices.Contains(f.ContentHashes, m.ContentHash) ||
 			f.Source != "" && !slices.Contains(m.Sources, f.Source) ||
 			len(f.Sources) > 0 && !slices.ContainsFunc(m.Sources, func(s string) bool { return slices.Contains(f.Sources, s) }) ||
 			!f.UpdatedAfter.IsZero() && !m.UpdatedAt.After(f.UpdatedAfter) ||

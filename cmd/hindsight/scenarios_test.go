@@ -151,7 +151,7 @@ func TestMergeScenarios(t *testing.T) {
 
 	// 4. Sessions that end at once and touch the same memory lose no
 	// update: the ledger applies their merges one after the other.
-	const n = 4
+	const n = 8
 	var wg sync.WaitGroup
 	ends := make([]mcpserver.EndOutput, n)
 	errs := make([]error, n)

@@ -330,6 +330,7 @@ func testMemoryFilters(t *testing.T, s memory.EpisodicStore) {
 	check("status of current version", memory.MemoryFilter{Statuses: []memory.Status{memory.StatusLive}}, "a", "b")
 	check("superseded", memory.MemoryFilter{Statuses: []memory.Status{memory.StatusSuperseded}}, "c")
 	check("hash", memory.MemoryFilter{ContentHash: a.ContentHash}, "a")
+	check("any of hashes", memory.MemoryFilter{ContentHashes: []string{b.ContentHash, "nope", a.ContentHash}}, "a", "b")
 	check("source", memory.MemoryFilter{Source: "ep_2"}, "b")
 	check("any of sources", memory.MemoryFilter{Sources: []string{"ep_9", "ep_2"}}, "b")
 	check("none of sources", memory.MemoryFilter{Sources: []string{"ep_9"}})

@@ -125,6 +125,10 @@ func (s *Store) Memories(ctx context.Context, f memory.MemoryFilter) ([]memory.M
 		conds = append(conds, "content_hash = {hash:String}")
 		args = append(args, ch.Named("hash", f.ContentHash))
 	}
+	if len(f.ContentHashes) > 0 {
+		conds = append(conds, "content_hash IN {hashes:Array(String)}")
+		args = append(args, ch.Named("hashes", f.ContentHashes))
+	}
 	if f.Source != "" {
 		conds = append(conds, "has(sources, {source:String})")
 		args = append(args, ch.Named("source", f.Source))
