@@ -39,7 +39,6 @@ func MemoryLedger(ctx workflow.Context, st ledger.State) error {
 		l.finish(c.Reply(st.Tenant)) // carried on again, up to ledgerRecentReplies
 	}
 	l.state.Recent, l.state.Carried = nil, nil
-	logger := workflow.GetLogger(ctx)
 
 	requests := workflow.GetSignalChannel(ctx, ledger.SignalRequest)
 	err := workflow.SetUpdateHandlerWithOptions(ctx, ledger.UpdateApply,
@@ -105,6 +104,12 @@ func MemoryLedger(ctx workflow.Context, st ledger.State) error {
 		return err
 	}
 
+	// Ledgers begun since "replies-unawaited" do not wait for their
+	// replies to be delivered before the next batch: each delivery is a
+	// transaction of its own on the ledger's history, and waiting for a
+	// batch's made the next one wait as long.
+	unawaited := workflow.GetVersion(ctx, "replies-unawaited", workflow.DefaultVersion, 1) != workflow.DefaultVersion
+	var delivering []workflow.Future
 	processed := 0
 	for {
 		l.drain(requests)
@@ -146,14 +151,33 @@ func MemoryLedger(ctx workflow.Context, st ledger.State) error {
 				sent = append(sent, workflow.SignalExternalWorkflow(ctx, req.ReplyTo, "", ledger.SignalReply, replies[i]))
 			}
 		}
-		for _, f := range sent {
-			if err := f.Get(ctx, nil); err != nil {
-				// The requester is gone; its reply stays carried for a rerun.
-				logger.Warn("ledger reply not delivered", "error", err)
-			}
+		delivering = append(delivering, sent...)
+		if !unawaited {
+			delivering = delivered(ctx, delivering, true)
+		} else {
+			delivering = delivered(ctx, delivering, false)
 		}
 	}
+	// The next run starts once every reply of this one is delivered.
+	delivered(ctx, delivering, true)
 	return workflow.NewContinueAsNewError(ctx, MemoryLedger, l.carry())
+}
+
+// delivered settles reply deliveries: all of them with wait, else those
+// already done; it returns those still under way. A reply that could not
+// be delivered (the requester is gone) stays carried for a rerun.
+func delivered(ctx workflow.Context, fs []workflow.Future, wait bool) []workflow.Future {
+	var pending []workflow.Future
+	for _, f := range fs {
+		if !wait && !f.IsReady() {
+			pending = append(pending, f)
+			continue
+		}
+		if err := f.Get(ctx, nil); err != nil {
+			workflow.GetLogger(ctx).Warn("ledger reply not delivered", "error", err)
+		}
+	}
+	return pending
 }
 
 type ledgerRun struct {
