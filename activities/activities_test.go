@@ -10,6 +10,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/index"
+	"github.com/hindsight-memory/hindsight/lang"
 	"github.com/hindsight-memory/hindsight/llm/offline"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/merge"
@@ -24,7 +25,11 @@ type fixture struct {
 	env   *testsuite.TestActivityEnvironment
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureWith(t, false) }
+
+// newFixtureWith builds the fixture; with keywords its indexer writes
+// sparse keyword vectors and term statistics, as with Milvus.
+func newFixtureWith(t *testing.T, keywords bool) *fixture {
 	t.Helper()
 	store := memory.NewMemStore()
 	emb := offline.NewEmbedder(64)
@@ -34,7 +39,11 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { engine.Close() })
-	ix, err := index.New(index.Deps{Memories: store, Index: vectors, Embedder: emb, Cache: engine}, 0)
+	ideps := index.Deps{Memories: store, Index: vectors, Embedder: emb, Cache: engine}
+	if keywords {
+		ideps.Keywords = index.NewKeywords(store)
+	}
+	ix, err := index.New(ideps, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,6 +170,36 @@ func TestReconcileIndexRepairsDrift(t *testing.T) {
 	}
 	if again := run[activities.ReconcileReport](t, f, f.acts.ReconcileIndex, "acme"); again.Reindexed != 0 || again.Removed != 0 {
 		t.Fatalf("second reconcile = %+v, want nothing to do", again)
+	}
+}
+
+// TestReindexWritesKeywordVectors: memories stored without keyword
+// vectors or term statistics (before them, or by a lost write) get both
+// from the reindex, which reconciles every memory the index lacks.
+func TestReindexWritesKeywordVectors(t *testing.T) {
+	f := newFixtureWith(t, true)
+	ctx := context.Background()
+	at := now.Add(-time.Hour)
+	var ms []memory.Memory
+	for i, c := range []string{"Give report timestamps in UTC.", "Never deploy on Fridays."} {
+		ms = append(ms, memory.Memory{ID: []string{"m1", "m2"}[i], Tenant: "acme", Version: 1, Kind: memory.KindFact, Content: c,
+			ContentHash: memory.ContentHash(memory.KindFact, c), Confidence: 0.6, Status: memory.StatusLive,
+			Decay: 1, DecayAnchor: at, ValidFrom: at, CreatedAt: at, UpdatedAt: at})
+	}
+	must(t, f.store.PutMemories(ctx, ms))
+	if rep := run[activities.ReconcileReport](t, f, f.acts.ReconcileIndex, "acme"); rep.Reindexed != 2 {
+		t.Fatalf("reconcile = %+v, want both memories indexed", rep)
+	}
+	docs, err := f.index.Get(ctx, memory.CollectionMemories, "acme", []string{"m1", "m2"})
+	must(t, err)
+	if len(docs) != 2 || slices.ContainsFunc(docs, func(d memory.VectorDoc) bool { return d.Sparse.IsZero() }) {
+		t.Fatalf("reindexed documents %+v, want each with its keyword vector", docs)
+	}
+	deploy, stamp := lang.Terms("deploy")[0], lang.Terms("timestamps")[0]
+	c, err := f.store.TermStats(ctx, "acme", []string{deploy, stamp})
+	must(t, err)
+	if c.Docs != 2 || c.Terms[deploy].Docs != 1 || c.Terms[stamp].Docs != 1 {
+		t.Fatalf("term statistics after the reindex %+v, want two memories, one with each term", c)
 	}
 }
 
