@@ -209,18 +209,7 @@ func BenchmarkFirstRecall(b *testing.B) {
 		b.Cleanup(func() { s.Close() })
 		addr, prefix := milvusAddr(b), fmt.Sprintf("hsbench_%d", time.Now().UnixNano()%1e9)
 		fillTenant(b, production(b, s, addr, prefix), "acme", tenantMemories)
-		b.ResetTimer()
-		for range b.N {
-			b.StopTimer()
-			rt := production(b, s, addr, prefix)
-			b.StartTimer()
-			if _, err := rt.Engine.Recall(ctx, q); err != nil {
-				b.Fatal(err)
-			}
-			b.StopTimer()
-			rt.Close()
-			b.StartTimer()
-		}
+		firstRecalls(b, func() *app.Runtime { return production(b, s, addr, prefix) }, q)
 	})
 	b.Run("cached-local", func(b *testing.B) {
 		s, err := chdb.Open(ctx, chdb.Config{DataDir: b.TempDir(), LibPath: chdbLib(b)})
@@ -239,19 +228,25 @@ func BenchmarkFirstRecall(b *testing.B) {
 		w := build()
 		fillTenant(b, w, "acme", tenantMemories)
 		w.Close()
-		b.ResetTimer()
-		for range b.N {
-			b.StopTimer()
-			rt := build()
-			b.StartTimer()
-			if _, err := rt.Engine.Recall(ctx, q); err != nil {
-				b.Fatal(err)
-			}
-			b.StopTimer()
-			rt.Close()
-			b.StartTimer()
-		}
+		firstRecalls(b, build, q)
 	})
+}
+
+// firstRecalls times the first recall of q by b.N fresh runtimes, each
+// built (untimed) by build and closed after.
+func firstRecalls(b *testing.B, build func() *app.Runtime, q memory.Query) {
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		rt := build()
+		b.StartTimer()
+		if _, err := rt.Engine.Recall(context.Background(), q); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		rt.Close()
+		b.StartTimer()
+	}
 }
 
 // recallConfig records no usage, so that nothing writes in the background.

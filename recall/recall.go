@@ -217,6 +217,12 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 		}
 		results, pols = c.rank(e, q, parsed, x, f, tf, vec, kw, kwIn)
 	}
+	return e.respond(ctx, q, parsed, results, pols, c), nil
+}
+
+// respond decorates ranked results, renders their text block and counts
+// them as recalled (in c too, when there is a cache).
+func (e *Engine) respond(ctx context.Context, q memory.Query, parsed Parsed, results []memory.Result, pols []polarity, c *tenantCache) Response {
 	e.decorate(ctx, q, results, pols)
 	text, omitted := renderText(results, q.MaxTokens)
 	resp := Response{Results: results, Text: text, Omitted: omitted, Parsed: parsed}
@@ -224,7 +230,7 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 		resp.Results = []memory.Result{}
 	}
 	e.recordUsage(c, q.Tenant, results)
-	return resp, nil
+	return resp
 }
 
 // maxVerifyRounds bounds how often one recall re-ranks after finding
@@ -485,19 +491,7 @@ func (e *Engine) rank(c rankView, q memory.Query, parsed Parsed, x expansion, f 
 		return s.en.mem.Status == memory.StatusSuperseded || s.en.mem.SupersededBy != ""
 	}
 	slices.SortFunc(cands, func(a, b scored) int {
-		if sa, sb := superseded(a), superseded(b); sa != sb {
-			if sb {
-				return -1
-			}
-			return 1
-		}
-		if a.b.Final != b.b.Final {
-			if a.b.Final > b.b.Final {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.en.mem.ID, b.en.mem.ID)
+		return compareRanked(superseded(a), superseded(b), a.b.Final, b.b.Final, a.en.mem.ID, b.en.mem.ID)
 	})
 	cands = cands[:min(len(cands), q.TopK)]
 	results := make([]memory.Result, len(cands))
@@ -516,6 +510,24 @@ func (e *Engine) rank(c rankView, q memory.Query, parsed Parsed, x expansion, f 
 		pols[i] = en.polarity()
 	}
 	return results, pols
+}
+
+// compareRanked orders ranked memories: current before superseded, then
+// by final score, highest first, then by ID.
+func compareRanked(aSuperseded, bSuperseded bool, aFinal, bFinal float64, aID, bID string) int {
+	if aSuperseded != bSuperseded {
+		if bSuperseded {
+			return -1
+		}
+		return 1
+	}
+	if aFinal != bFinal {
+		if aFinal > bFinal {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(aID, bID)
 }
 
 // timeFilterEmpty is Parsed.TimeUse when a parsed range matched nothing

@@ -91,14 +91,7 @@ func (e *Engine) recallStateless(ctx context.Context, q memory.Query) (Response,
 			return Response{}, err
 		}
 	}
-	e.decorate(ctx, q, results, pols)
-	text, omitted := renderText(results, q.MaxTokens)
-	resp := Response{Results: results, Text: text, Omitted: omitted, Parsed: parsed}
-	if resp.Results == nil {
-		resp.Results = []memory.Result{}
-	}
-	e.recordUsage(nil, q.Tenant, results)
-	return resp, nil
+	return e.respond(ctx, q, parsed, results, pols, nil), nil
 }
 
 // matched reports whether a hybrid hit has anything in common with the
@@ -232,19 +225,7 @@ func (e *Engine) rerank(b *memory.ScoreBreakdown, m memory.Memory) {
 func sortCandidates(cs []hybridCandidate) {
 	superseded := func(c hybridCandidate) bool { return c.hit.Doc.Status == string(memory.StatusSuperseded) }
 	slices.SortFunc(cs, func(a, b hybridCandidate) int {
-		if sa, sb := superseded(a), superseded(b); sa != sb {
-			if sb {
-				return -1
-			}
-			return 1
-		}
-		if a.b.Final != b.b.Final {
-			if a.b.Final > b.b.Final {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.hit.Doc.ID, b.hit.Doc.ID)
+		return compareRanked(superseded(a), superseded(b), a.b.Final, b.b.Final, a.hit.Doc.ID, b.hit.Doc.ID)
 	})
 }
 

@@ -353,22 +353,13 @@ func scoreNorm(metric string, q []float32, nq float32, v []float32) float32 {
 	return dot32(q, v) / float32(math.Sqrt(float64(nq)*float64(nv)))
 }
 
-// dot32 is the inner product of two vectors of one length, four lanes at
-// a time.
+// dot32 is the inner product of two vectors of one length.
 func dot32(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
 	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
+	return s
 }
 
 // scanChunk is the fewest rows a search scores on one goroutine.
