@@ -45,6 +45,7 @@ func (s *Server) Upsert(ctx context.Context, req *milvuspb.UpsertRequest) (*milv
 	for i, r := range rows {
 		c.rows[keys[i]] = r
 	}
+	c.filtered = nil
 	return &milvuspb.MutationResult{
 		Status: success(), IDs: c.ids(keys), SuccIndex: succIndex(len(rows)),
 		InsertCnt: int64(len(rows)), UpsertCnt: int64(len(rows)), Timestamp: s.tick(),
@@ -420,6 +421,7 @@ func (s *Server) Delete(ctx context.Context, req *milvuspb.DeleteRequest) (*milv
 		keys = append(keys, k)
 		delete(c.rows, k)
 	}
+	c.filtered = nil
 	return &milvuspb.MutationResult{Status: success(), IDs: c.ids(keys), DeleteCnt: int64(len(keys)), Timestamp: s.tick()}, nil
 }
 

@@ -132,9 +132,10 @@ type scored struct {
 // and filter, checked as Milvus checks them. It returns the hits of each
 // query, and the metric they are scored by.
 //
-// Sub-searches of one hybrid search filter alike: memo, when not nil,
-// keeps the rows each expression matched for the next.
-func (c *collection) searchOne(req *milvuspb.SearchRequest, memo map[string][]row) ([][]scored, string, *commonpb.Status) {
+// The rows an expression matches are kept until the next write
+// (collection.filtered): sub-searches of one hybrid search, and searches
+// between writes, filter once.
+func (c *collection) searchOne(req *milvuspb.SearchRequest) ([][]scored, string, *commonpb.Status) {
 	params := kv(req.GetSearchParams())
 	name := params["anns_field"]
 	if name == "" {
@@ -209,12 +210,13 @@ func (c *collection) searchOne(req *milvuspb.SearchRequest, memo map[string][]ro
 		return nil, "", st
 	}
 
-	candidates, seen := memo[req.GetDsl()]
+	candidates, seen := c.filtered[req.GetDsl()]
 	if !seen {
 		candidates = c.matchingUnordered(e)
-		if memo != nil {
-			memo[req.GetDsl()] = candidates
+		if c.filtered == nil || len(c.filtered) >= maxFiltered {
+			c.filtered = map[string][]row{}
 		}
+		c.filtered[req.GetDsl()] = candidates
 	}
 	pk := c.pk.GetName()
 	var out [][]scored
@@ -258,7 +260,7 @@ func (c *collection) searchOne(req *milvuspb.SearchRequest, memo map[string][]ro
 		} else {
 			hits = scoreRows(candidates)
 		}
-		slices.SortFunc(hits, func(a, b keyed) int { // ties in key order
+		better := func(a, b keyed) int { // ties in key order
 			c := cmp.Compare(b.score, a.score)
 			if metric == "L2" {
 				c = -c
@@ -267,7 +269,8 @@ func (c *collection) searchOne(req *milvuspb.SearchRequest, memo map[string][]ro
 				return c
 			}
 			return comparePK(a.key, b.key)
-		})
+		}
+		hits = best(hits, topk+offset, better)
 		hits = hits[min(offset, len(hits)):]
 		top := make([]scored, min(topk, len(hits)))
 		for i := range top {
@@ -296,7 +299,7 @@ func (s *Server) Search(ctx context.Context, req *milvuspb.SearchRequest) (*milv
 	if st != nil {
 		return fail(st)
 	}
-	perQuery, _, st := c.searchOne(req, nil)
+	perQuery, _, st := c.searchOne(req)
 	if st != nil {
 		return fail(st)
 	}
@@ -361,6 +364,50 @@ func dot32(a, b []float32) float32 {
 	}
 	return s
 }
+
+// best returns the n first of xs in the order cmp defines, sorted. It
+// keeps a max-heap of the n best seen (the worst of them at its root), so
+// a search of many rows costs O(rows·log n), not a sort of every row.
+func best[T any](xs []T, n int, cmp func(a, b T) int) []T {
+	if n <= 0 {
+		return nil
+	}
+	if len(xs) <= n {
+		slices.SortFunc(xs, cmp)
+		return xs
+	}
+	h := slices.Clone(xs[:n])
+	down := func(i int) {
+		for {
+			l, worst := 2*i+1, i
+			if l < n && cmp(h[l], h[worst]) > 0 {
+				worst = l
+			}
+			if r := l + 1; r < n && cmp(h[r], h[worst]) > 0 {
+				worst = r
+			}
+			if worst == i {
+				return
+			}
+			h[i], h[worst] = h[worst], h[i]
+			i = worst
+		}
+	}
+	for i := n/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for _, x := range xs[n:] {
+		if cmp(x, h[0]) < 0 {
+			h[0] = x
+			down(0)
+		}
+	}
+	slices.SortFunc(h, cmp)
+	return h
+}
+
+// maxFiltered bounds the expressions a collection keeps matched rows for.
+const maxFiltered = 64
 
 // scanChunk is the fewest rows a search scores on one goroutine.
 const scanChunk = 2048
@@ -504,9 +551,8 @@ func (s *Server) HybridSearch(ctx context.Context, req *milvuspb.HybridSearchReq
 	}
 	results := make([][]scored, len(subs))
 	metrics := make([]string, len(subs))
-	memo := map[string][]row{}
 	for i, sub := range subs {
-		perQuery, metric, st := c.searchOne(sub, memo)
+		perQuery, metric, st := c.searchOne(sub)
 		if st != nil {
 			return fail(st)
 		}

@@ -95,6 +95,10 @@ type collection struct {
 	indexes     map[string]*index // by field name
 	loaded      bool
 	rows        map[any]row // primary key (string or int64) → row
+	// filtered keeps the rows each search expression matched until the
+	// next write, as Milvus keeps its segments' scalar indexes: a filter
+	// is evaluated once per write, not once per search.
+	filtered map[string][]row
 }
 
 // maxVectorFields is Milvus 2.4's limit on vector fields per collection.
