@@ -321,7 +321,6 @@ func (a *Activities) reconcile(ctx context.Context, tenant string, x memory.Vect
 		out := make([]memory.VectorDoc, len(batch))
 		for i, m := range batch {
 			out[i] = memory.VectorDocOf(m, vecs[i])
-			out[i].Entities = normalizeEntities(m.Entities)
 		}
 		if err := a.Indexer.AddKeywords(ctx, tenant, batch, out); err != nil {
 			return rep, err
@@ -380,17 +379,6 @@ func (a *Activities) reconcile(ctx context.Context, tenant string, x memory.Vect
 	rep.Reindexed += len(eplan.Upsert)
 	rep.Removed += len(eplan.Delete)
 	return rep, nil
-}
-
-// normalizeEntities folds entities as the index stores them.
-func normalizeEntities(es []string) []string {
-	var out []string
-	for _, e := range es {
-		if e = memory.NormalizeEntity(e); e != "" && !slices.Contains(out, e) {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // listDocs pages through every document of a tenant in a collection.

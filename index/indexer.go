@@ -214,7 +214,6 @@ func (x *Indexer) plan(ctx context.Context, tenant string, cur, known map[string
 	for _, id := range ids {
 		m := cur[id]
 		doc := memory.VectorDocOf(m, nil)
-		doc.Entities = memory.NormalizeEntities(m.Entities)
 		old, have := vecs[id]
 		pm, stored := prev[id]
 		reuse := have && len(old.Vector) == x.deps.Embedder.Dim() &&

@@ -64,7 +64,9 @@ func NormalizeEntities(es []string) []string {
 	return out
 }
 
-// VectorDocOf returns the vector document of a memory version.
+// VectorDocOf returns the vector document of a memory version, its
+// entities normalised (NormalizeEntities) as every index stores and
+// filters them.
 func VectorDocOf(m Memory, vector []float32) VectorDoc {
 	return VectorDoc{
 		ID:          m.ID,
@@ -80,7 +82,7 @@ func VectorDocOf(m Memory, vector []float32) VectorDoc {
 		UpdatedAt:   m.UpdatedAt,
 		RecallCount: m.RecallCount,
 		Pinned:      m.Pinned,
-		Entities:    m.Entities,
+		Entities:    NormalizeEntities(m.Entities),
 	}
 }
 

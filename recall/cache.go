@@ -257,7 +257,6 @@ func (c *tenantCache) drop(ids []string) {
 func (c *tenantCache) add(m memory.Memory) {
 	m = m.Clone()
 	doc := memory.VectorDocOf(m, nil)
-	doc.Entities = memory.NormalizeEntities(m.Entities)
 	e := &entry{mem: m, doc: doc}
 	e.ord = c.kw.add(m.ID, indexText(m))
 	for int(e.ord) >= len(c.byOrd) {

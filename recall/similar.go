@@ -79,7 +79,6 @@ func (e *Engine) similarStateless(ctx context.Context, text string, f memory.Vec
 	byID := make(map[string]memory.Memory, len(ms))
 	for _, m := range ms {
 		doc := memory.VectorDocOf(m, nil)
-		doc.Entities = memory.NormalizeEntities(m.Entities)
 		if f.Match(doc) {
 			byID[m.ID] = m
 		}

@@ -272,7 +272,6 @@ func (e *Engine) readBest(ctx context.Context, q memory.Query, parsed Parsed, x 
 			continue // purged since the index was written
 		}
 		doc := memory.VectorDocOf(m, nil)
-		doc.Entities = memory.NormalizeEntities(m.Entities)
 		if !f.Match(doc) {
 			continue // the index lags the store: the current version no longer qualifies
 		}
@@ -442,7 +441,6 @@ func (e *Engine) readNeighbourhood(ctx context.Context, tenant string, hits []me
 			continue
 		}
 		doc := memory.VectorDocOf(m, nil)
-		doc.Entities = memory.NormalizeEntities(m.Entities)
 		en := &entry{mem: m, doc: doc}
 		n.entries[m.ID] = en
 		for _, src := range m.Sources {
