@@ -491,7 +491,19 @@ func (e *Engine) rank(c rankView, q memory.Query, parsed Parsed, x expansion, f 
 		return s.en.mem.Status == memory.StatusSuperseded || s.en.mem.SupersededBy != ""
 	}
 	slices.SortFunc(cands, func(a, b scored) int {
-		return compareRanked(superseded(a), superseded(b), a.b.Final, b.b.Final, a.en.mem.ID, b.en.mem.ID)
+		if sa, sb := superseded(a), superseded(b); sa != sb {
+			if sb {
+				return -1
+			}
+			return 1
+		}
+		if a.b.Final != b.b.Final {
+			if a.b.Final > b.b.Final {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.en.mem.ID, b.en.mem.ID)
 	})
 	cands = cands[:min(len(cands), q.TopK)]
 	results := make([]memory.Result, len(cands))
@@ -510,24 +522,6 @@ func (e *Engine) rank(c rankView, q memory.Query, parsed Parsed, x expansion, f 
 		pols[i] = en.polarity()
 	}
 	return results, pols
-}
-
-// compareRanked orders ranked memories: current before superseded, then
-// by final score, highest first, then by ID.
-func compareRanked(aSuperseded, bSuperseded bool, aFinal, bFinal float64, aID, bID string) int {
-	if aSuperseded != bSuperseded {
-		if bSuperseded {
-			return -1
-		}
-		return 1
-	}
-	if aFinal != bFinal {
-		if aFinal > bFinal {
-			return -1
-		}
-		return 1
-	}
-	return strings.Compare(aID, bID)
 }
 
 // timeFilterEmpty is Parsed.TimeUse when a parsed range matched nothing
