@@ -142,3 +142,23 @@ func (x *MemIndex) HybridSearch(ctx context.Context, c Collection, q HybridQuery
 	x.mu.RUnlock()
 	return ExactHybrid(docs, q), nil
 }
+
+// ChunkDocs splits docs into consecutive runs, each of at least one
+// document, of at most maxDocs documents (0: any number) whose sizes add up
+// to at most maxBytes: the batches an index writes.
+func ChunkDocs(docs []VectorDoc, maxBytes, maxDocs int, size func(VectorDoc) int) [][]VectorDoc {
+	var out [][]VectorDoc
+	start, total := 0, 0
+	for i, d := range docs {
+		n := size(d)
+		if i > start && (i-start == maxDocs || total+n > maxBytes) {
+			out = append(out, docs[start:i])
+			start, total = i, 0
+		}
+		total += n
+	}
+	if start < len(docs) {
+		out = append(out, docs[start:])
+	}
+	return out
+}

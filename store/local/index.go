@@ -272,20 +272,7 @@ const maxRecordPayload = 32 << 20
 // maxRecordPayload: a dense vector is 4 bytes a dimension, a sparse entry
 // at most 9 bytes, the scalar fields some 256.
 func (x *Index) chunks(docs []memory.VectorDoc) [][]memory.VectorDoc {
-	var out [][]memory.VectorDoc
-	start, size := 0, 0
-	for i, d := range docs {
-		n := 4*x.cfg.Dim + 256 + 9*d.Sparse.Len()
-		if i > start && size+n > maxRecordPayload {
-			out = append(out, docs[start:i])
-			start, size = i, 0
-		}
-		size += n
-	}
-	if start < len(docs) {
-		out = append(out, docs[start:])
-	}
-	return out
+	return memory.ChunkDocs(docs, maxRecordPayload, 0, func(d memory.VectorDoc) int { return 4*x.cfg.Dim + 256 + 9*d.Sparse.Len() })
 }
 
 // lastByID keeps, for every (tenant, ID), only its last document.

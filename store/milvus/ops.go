@@ -95,20 +95,7 @@ func (x *Index) Upsert(ctx context.Context, c memory.Collection, docs []memory.V
 // documents and about upsertBytes of vectors: 4 bytes a dimension, 8 a
 // sparse entry.
 func (x *Index) chunks(docs []memory.VectorDoc) [][]memory.VectorDoc {
-	var out [][]memory.VectorDoc
-	start, size := 0, 0
-	for i, d := range docs {
-		n := 4*x.cfg.Dim + 8*max(1, d.Sparse.Len())
-		if i > start && (i-start == idsPerCall || size+n > upsertBytes) {
-			out = append(out, docs[start:i])
-			start, size = i, 0
-		}
-		size += n
-	}
-	if start < len(docs) {
-		out = append(out, docs[start:])
-	}
-	return out
+	return memory.ChunkDocs(docs, upsertBytes, idsPerCall, func(d memory.VectorDoc) int { return 4*x.cfg.Dim + 8*max(1, d.Sparse.Len()) })
 }
 
 // lastByKey drops every document that a later one with the same (tenant,
