@@ -3,6 +3,7 @@ package recall
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/hindsight-memory/hindsight/memory"
 )
@@ -77,5 +78,64 @@ func TestStatelessServesTheStoresVersion(t *testing.T) {
 	}
 	if c := r.Results[0].Memory.Content; c != b2.Content || r.Results[0].Memory.Version != 2 {
 		t.Errorf("served %q (version %d), want the store's version 2 %q", c, r.Results[0].Memory.Version, b2.Content)
+	}
+}
+
+// countingTerms counts the term statistics reads and the terms asked.
+type countingTerms struct {
+	store memory.TermStats
+	reads int
+	asked []string
+}
+
+func (c *countingTerms) TermStats(ctx context.Context, tenant string, terms []string) (memory.TermCounts, error) {
+	c.reads++
+	c.asked = append(c.asked, terms...)
+	return c.store.TermStats(ctx, tenant, terms)
+}
+
+func (c *countingTerms) PutTermRows(ctx context.Context, rows []memory.TermRow) error {
+	return c.store.PutTermRows(ctx, rows)
+}
+
+// TestStatsCacheReusesWithinTTL: term statistics are read once per term
+// within the TTL, asked again only for terms not yet known, and afresh
+// after forget (Refresh) or with getFresh.
+func TestStatsCacheReusesWithinTTL(t *testing.T) {
+	ctx := context.Background()
+	store := memory.NewMemStore()
+	if err := store.PutTermRows(ctx, []memory.TermRow{
+		{Tenant: "t1", MemoryID: "m1", Version: 1, Live: true, Length: 2},
+		{Tenant: "t1", Term: "csv", MemoryID: "m1", Version: 1, Live: true},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ct := &countingTerms{store: store}
+	s := newStatsCache(ct, time.Hour)
+	get := func(terms ...string) memory.TermCounts {
+		t.Helper()
+		c, err := s.get(ctx, "t1", terms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if c := get("csv", "gbk"); c.Docs != 1 || c.Terms["csv"].Docs != 1 || ct.reads != 1 {
+		t.Fatalf("first get = %+v after %d reads, want one read counting csv", c, ct.reads)
+	}
+	if c := get("gbk", "csv"); c.Terms["csv"].Docs != 1 || ct.reads != 1 {
+		t.Fatalf("known terms were read again (%d reads)", ct.reads)
+	}
+	get("csv", "utf")
+	if ct.reads != 2 || ct.asked[len(ct.asked)-1] != "utf" || len(ct.asked) != 3 {
+		t.Fatalf("asked %v in %d reads, want only the new term utf the second time", ct.asked, ct.reads)
+	}
+	s.forget("t1")
+	get("csv")
+	if ct.reads != 3 || s.entries != 1 {
+		t.Fatalf("after forget: %d reads, %d entries; want a fresh read holding one term", ct.reads, s.entries)
+	}
+	if _, err := s.getFresh(ctx, "t1", []string{"csv"}, 0); err != nil || ct.reads != 4 {
+		t.Fatalf("getFresh(0) made %d reads (%v), want a read", ct.reads, err)
 	}
 }

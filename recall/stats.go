@@ -17,18 +17,18 @@ type statsCache struct {
 	store memory.TermStats
 	ttl   time.Duration
 
-	mu     sync.Mutex
-	totals map[string]statTotals
-	terms  map[statKey]statEntry
+	mu      sync.Mutex
+	tenants map[string]*tenantStats
+	entries int // terms held, of every tenant
 }
 
 const maxStatEntries = 200_000
 
-type statKey struct{ tenant, term string }
-
-type statTotals struct {
+// tenantStats is what is known of one tenant.
+type tenantStats struct {
 	docs, length int64
-	read         time.Time
+	read         time.Time // of the totals
+	terms        map[string]statEntry
 }
 
 type statEntry struct {
@@ -37,7 +37,7 @@ type statEntry struct {
 }
 
 func newStatsCache(store memory.TermStats, ttl time.Duration) *statsCache {
-	return &statsCache{store: store, ttl: ttl, totals: map[string]statTotals{}, terms: map[statKey]statEntry{}}
+	return &statsCache{store: store, ttl: ttl, tenants: map[string]*tenantStats{}}
 }
 
 // get returns the tenant's counts for terms, reading those not known for
@@ -52,36 +52,47 @@ func (s *statsCache) getFresh(ctx context.Context, tenant string, terms []string
 	out := memory.TermCounts{Terms: make(map[string]memory.TermStat, len(terms))}
 	var missing []string
 	s.mu.Lock()
-	t, ok := s.totals[tenant]
-	fresh := ok && now.Sub(t.read) < maxAge
+	t := s.tenants[tenant]
+	fresh := t != nil && now.Sub(t.read) < maxAge
 	for _, term := range terms {
-		if e, ok := s.terms[statKey{tenant, term}]; ok && now.Sub(e.read) < maxAge {
-			if e.st.Docs > 0 {
-				out.Terms[term] = e.st
+		if t != nil {
+			if e, ok := t.terms[term]; ok && now.Sub(e.read) < maxAge {
+				if e.st.Docs > 0 {
+					out.Terms[term] = e.st
+				}
+				continue
 			}
-			continue
 		}
 		missing = append(missing, term)
 	}
-	s.mu.Unlock()
 	if fresh && len(missing) == 0 {
 		out.Docs, out.Length = t.docs, t.length
+		s.mu.Unlock()
 		return out, nil
 	}
+	s.mu.Unlock()
 	c, err := s.store.TermStats(ctx, tenant, missing)
 	if err != nil {
 		return memory.TermCounts{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.terms)+len(missing) > maxStatEntries {
-		clear(s.terms)
-		clear(s.totals)
+	if s.entries+len(missing) > maxStatEntries {
+		clear(s.tenants)
+		s.entries = 0
 	}
-	s.totals[tenant] = statTotals{docs: c.Docs, length: c.Length, read: now}
+	t = s.tenants[tenant]
+	if t == nil {
+		t = &tenantStats{terms: map[string]statEntry{}}
+		s.tenants[tenant] = t
+	}
+	t.docs, t.length, t.read = c.Docs, c.Length, now
 	for _, term := range missing {
 		st := c.Terms[term]
-		s.terms[statKey{tenant, term}] = statEntry{st: st, read: now}
+		if _, known := t.terms[term]; !known {
+			s.entries++
+		}
+		t.terms[term] = statEntry{st: st, read: now}
 		if st.Docs > 0 {
 			out.Terms[term] = st
 		}
@@ -95,10 +106,8 @@ func (s *statsCache) getFresh(ctx context.Context, tenant string, terms []string
 func (s *statsCache) forget(tenant string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.totals, tenant)
-	for k := range s.terms {
-		if k.tenant == tenant {
-			delete(s.terms, k)
-		}
+	if t := s.tenants[tenant]; t != nil {
+		s.entries -= len(t.terms)
+		delete(s.tenants, tenant)
 	}
 }
