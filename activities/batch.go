@@ -1,7 +1,6 @@
 package activities
 
 import (
-	"cmp"
 	"context"
 	"slices"
 
@@ -80,12 +79,7 @@ func (b *batchState) exact(hash string, scope memory.Scope) []memory.Memory {
 			out = append(out, m)
 		}
 	}
-	slices.SortFunc(out, func(x, y memory.Memory) int {
-		if c := x.UpdatedAt.Compare(y.UpdatedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.ID, y.ID)
-	})
+	slices.SortFunc(out, memory.CompareUpdated)
 	return out
 }
 
@@ -118,11 +112,6 @@ func (b *batchState) memories(ctx context.Context, store memory.MemoryStore, f m
 		}
 		out = append(out, m)
 	}
-	slices.SortFunc(out, func(x, y memory.Memory) int {
-		if c := x.UpdatedAt.Compare(y.UpdatedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.ID, y.ID)
-	})
+	slices.SortFunc(out, memory.CompareUpdated)
 	return out, nil
 }

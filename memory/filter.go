@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -62,6 +63,12 @@ func NormalizeEntities(es []string) []string {
 		}
 	}
 	return out
+}
+
+// CompareUpdated is the order MemoryStore.Memories returns memories in:
+// by UpdatedAt, then by ID.
+func CompareUpdated(a, b Memory) int {
+	return cmp.Or(a.UpdatedAt.Compare(b.UpdatedAt), cmp.Compare(a.ID, b.ID))
 }
 
 // VectorDocOf returns the vector document of a memory version, its

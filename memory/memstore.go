@@ -275,12 +275,9 @@ func (s *MemStore) Memories(ctx context.Context, f MemoryFilter) ([]Memory, erro
 			return cmp.Compare(a.ID, b.ID)
 		}
 		if f.Newest {
-			return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), cmp.Compare(b.ID, a.ID))
+			return CompareUpdated(b, a)
 		}
-		if c := a.UpdatedAt.Compare(b.UpdatedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
+		return CompareUpdated(a, b)
 	})
 	if f.Limit > 0 && len(out) > f.Limit {
 		out = out[:f.Limit]
