@@ -131,11 +131,7 @@ func SessionEnd(ctx workflow.Context, in SessionEndInput) (SessionEndResult, err
 		ReplyTo: info2.WorkflowExecution.ID, EpisodeID: ep.ID, WorkflowID: info2.WorkflowExecution.ID,
 		Candidates: x.Candidates,
 	}
-	enqueueCtx := withStoreOptions(ctx)
-	if local {
-		enqueueCtx = withLocalOptions(ctx, time.Minute)
-	}
-	reply, err := callLedgerBy(ctx, enqueueCtx, run, req)
+	reply, err := callLedgerBy(ctx, storeCtx, run, req)
 	if err != nil {
 		return res, err
 	}
