@@ -65,10 +65,10 @@ type Activities struct {
 	red redact.Once
 }
 
-// KeywordSearcher finds current memories sharing words with a text
-// (recall.Engine.Similar).
+// KeywordSearcher finds the current memories sharing words with a text,
+// by ID (recall.Engine.Similar).
 type KeywordSearcher interface {
-	Similar(ctx context.Context, text string, f memory.VectorFilter, k int) ([]memory.Memory, error)
+	Similar(ctx context.Context, text string, f memory.VectorFilter, k int) ([]string, error)
 }
 
 // MergeConfig tunes merging.

@@ -32,6 +32,19 @@ func newFixture(t *testing.T) *fixture { return newFixtureWith(t, false) }
 func newFixtureWith(t *testing.T, keywords bool) *fixture {
 	t.Helper()
 	store := memory.NewMemStore()
+	return newFixtureOn(t, store, store, keywords)
+}
+
+// fixtureStore is what the fixture's activities and indexer write to: the
+// MemStore, or a wrapper of it that fails on cue.
+type fixtureStore interface {
+	memory.EpisodicStore
+	memory.TermStats
+}
+
+// newFixtureOn builds the fixture over backing, written through store.
+func newFixtureOn(t *testing.T, backing *memory.MemStore, store fixtureStore, keywords bool) *fixture {
+	t.Helper()
 	emb := offline.NewEmbedder(64)
 	vectors := memory.NewMemIndex(emb.Dim())
 	engine, err := recall.New(recall.Config{}, recall.Deps{Memories: store, Episodes: store, Index: vectors, Embedder: emb})
@@ -55,7 +68,7 @@ func newFixtureWith(t *testing.T, keywords bool) *fixture {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	env.RegisterActivity(acts)
-	return &fixture{acts: acts, store: store, index: vectors, env: env}
+	return &fixture{acts: acts, store: backing, index: vectors, env: env}
 }
 
 func run[T any](t *testing.T, f *fixture, fn any, args ...any) T {

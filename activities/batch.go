@@ -2,10 +2,13 @@ package activities
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/plan"
 )
 
 // exactStatuses are the statuses an exact repeat merges into. A
@@ -114,4 +117,142 @@ func (b *batchState) memories(ctx context.Context, store memory.MemoryStore, f m
 	}
 	slices.SortFunc(out, memory.CompareUpdated)
 	return out, nil
+}
+
+// stager indexes memory versions before they are stored, and stores them
+// later (index.Indexer.Stage, Store, Unstage).
+type stager interface {
+	Stage(ctx context.Context, ms, before []memory.Memory) error
+	Store(ctx context.Context, ms []memory.Memory) error
+	Unstage(tenant string)
+}
+
+// batchWrites are the writes of one MergeRequests batch. Each decision is
+// staged as the batch makes it: its versions go to the vector index and
+// the recall cache at once (the next candidate's neighbours are searched
+// there), and are kept, with the decision, for flush. flush then writes
+// them all in two writes where applying them one by one took two per
+// decision: the decisions first, in one insert, then their versions, in
+// another.
+//
+// The decision log is thus the batch's write-ahead record. A batch cut
+// short between the two writes left decisions logged whose versions are not
+// stored; its retry finds them logged, replays them, and stores the
+// missing versions from the log first (redo), so nothing is decided or
+// applied twice. Cut short before the first, it logged nothing, and its
+// retry decides again from the store; what it staged only in the index is
+// dropped by readers (the store says what each memory is) and rewritten
+// by the retry.
+type batchWrites struct {
+	ix        stager
+	log       decisionAppender
+	decisions []memory.Decision
+	versions  []memory.Memory
+}
+
+// batchWriter returns the writer of a batch, or nil (write each decision at
+// once) when the indexer cannot stage or the store cannot log decisions in
+// one write.
+func (a *Activities) batchWriter() *batchWrites {
+	ix, ok := a.Indexer.(stager)
+	log, ok2 := a.Store.(decisionAppender)
+	if !ok || !ok2 {
+		return nil
+	}
+	return &batchWrites{ix: ix, log: log}
+}
+
+// stage is applyPlanned for a batch: it checks d against read, the state
+// it was planned from, and stages it.
+func (w *batchWrites) stage(ctx context.Context, d memory.Decision, read map[string]memory.Memory) (memory.Decision, error) {
+	if err := plan.VerifyCurrent(d, read); err != nil && !halfApplied(d, read) {
+		return memory.Decision{}, temporalError(err)
+	}
+	if len(d.After) > 0 {
+		stored := make([]memory.Memory, 0, len(read))
+		for _, m := range read {
+			stored = append(stored, m)
+		}
+		if err := w.ix.Stage(ctx, d.After, stored); err != nil {
+			return memory.Decision{}, temporalError(fmt.Errorf("write decision %s: %w", d.ID, err))
+		}
+	}
+	w.decisions = append(w.decisions, d)
+	w.versions = append(w.versions, d.After...)
+	return d, nil
+}
+
+// flush writes what was staged: the decisions, then their versions. If it
+// fails, the caches forget what they were shown (Unstage) and the batch's
+// retry takes it from the log.
+func (w *batchWrites) flush(ctx context.Context) error {
+	if w == nil || len(w.decisions) == 0 {
+		return nil
+	}
+	if err := w.log.AppendDecisions(ctx, w.decisions); err != nil {
+		w.unstage()
+		return fmt.Errorf("log %d decisions: %w", len(w.decisions), err)
+	}
+	if err := w.ix.Store(ctx, w.versions); err != nil {
+		w.unstage()
+		return fmt.Errorf("store the versions of %d decisions: %w", len(w.decisions), err)
+	}
+	w.decisions, w.versions = nil, nil
+	return nil
+}
+
+func (w *batchWrites) unstage() {
+	var done []string
+	for _, d := range w.decisions {
+		if !slices.Contains(done, d.Tenant) {
+			w.ix.Unstage(d.Tenant)
+			done = append(done, d.Tenant)
+		}
+	}
+}
+
+// redo stores the versions of logged decisions that the store lacks: a
+// batch cut short after logging its decisions and before storing their
+// versions (batchWrites). The log holds every version; storing one again
+// changes nothing, and a memory the store holds at that version or a later
+// one is left as it is.
+func (a *Activities) redo(ctx context.Context, logged map[string]memory.Decision) error {
+	byTenant := map[string][]memory.Memory{}
+	for _, id := range slices.Sorted(maps.Keys(logged)) {
+		d := logged[id]
+		byTenant[d.Tenant] = append(byTenant[d.Tenant], d.After...)
+	}
+	for _, tenant := range slices.Sorted(maps.Keys(byTenant)) {
+		ms := byTenant[tenant]
+		var ids []string
+		for _, m := range ms {
+			if !slices.Contains(ids, m.ID) {
+				ids = append(ids, m.ID)
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		stored, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: ids, NoUsage: true})
+		if err != nil {
+			return err
+		}
+		have := map[string]int{}
+		for _, m := range stored {
+			have[m.ID] = m.Version
+		}
+		var missing []memory.Memory
+		for _, m := range ms {
+			if v, ok := have[m.ID]; !ok || v < m.Version {
+				missing = append(missing, m)
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		if err := a.Indexer.Write(ctx, missing); err != nil {
+			return fmt.Errorf("store the versions of logged decisions: %w", err)
+		}
+	}
+	return nil
 }

@@ -15,11 +15,12 @@ import (
 const WorkflowTaskTimeout = 5 * time.Second
 
 // LedgerStartOptions are the options every starter of a ledger uses: the
-// running ledger is reused, never duplicated.
+// running ledger is reused, never duplicated, and a new one runs on the
+// ledgers' own task queue beside taskQueue (ledger.TaskQueue).
 func LedgerStartOptions(tenant, taskQueue string) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                       ledger.WorkflowID(tenant),
-		TaskQueue:                taskQueue,
+		TaskQueue:                ledger.TaskQueue(taskQueue),
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowTaskTimeout:      WorkflowTaskTimeout,
 		Memo:                     map[string]any{"tenant": tenant},

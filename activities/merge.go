@@ -29,20 +29,27 @@ type MergeRequestsInput struct {
 // against the current state (which includes every decision applied before
 // it, in this batch too) and applies it, as the ledger would one request,
 // one candidate, at a time; so the decisions are the ones it would make one
-// by one. A retry after a crash applies nothing twice: a candidate whose
-// decision is logged already gets that decision back (PlanMerge, then
-// ApplyDecision, look it up first). A request that fails for good (invalid
-// input, a conflict that persists) gets its error reply and the others go
-// on; any other failure fails the activity, which is retried.
+// by one. The batch's writes are two, whatever its size: its decisions,
+// then their versions (batchWrites). A retry after a crash applies nothing
+// twice: a candidate whose decision is logged already gets that decision
+// back, and versions the log has and the store lacks are stored first
+// (redo). A request that fails for good (invalid input, a conflict that
+// persists) gets its error reply and the others go on; any other failure
+// fails the activity, which is retried, after what was decided before it
+// is written.
 func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) ([]ledger.Reply, error) {
 	logged, err := a.loggedDecisions(ctx, in.Requests)
 	if err != nil {
+		return nil, temporalError(err)
+	}
+	if err := a.redo(ctx, logged); err != nil {
 		return nil, temporalError(err)
 	}
 	batch, err := a.readBatch(ctx, in.Requests)
 	if err != nil {
 		return nil, temporalError(err)
 	}
+	w := a.batchWriter()
 	replies := make([]ledger.Reply, 0, len(in.Requests))
 	for _, req := range in.Requests {
 		reply := ledger.Reply{RequestID: req.ID}
@@ -57,11 +64,16 @@ func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) (
 			d, err := a.mergeOne(ctx, PlanMergeInput{
 				Tenant: req.Tenant, RequestID: req.ID, Index: i, EpisodeID: req.EpisodeID,
 				WorkflowID: req.WorkflowID, Candidate: c, UserStated: req.Op == ledger.OpStore, Now: in.Now,
-			}, logged, batch[req.Tenant])
+			}, logged, batch[req.Tenant], w)
 			if err != nil {
 				code, msg, final := failure(err)
 				if !final {
-					return nil, err // transient: retry the batch
+					// Transient: retry the batch, which replays what was
+					// decided before this candidate from the log.
+					if ferr := w.flush(ctx); ferr != nil {
+						return nil, temporalError(ferr)
+					}
+					return nil, err
 				}
 				reply = reply.Failed(code, msg)
 				break
@@ -69,6 +81,9 @@ func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) (
 			reply.Decisions = append(reply.Decisions, d)
 		}
 		replies = append(replies, ledger.Bound(reply))
+	}
+	if err := w.flush(ctx); err != nil {
+		return nil, temporalError(err)
 	}
 	return replies, nil
 }
@@ -115,14 +130,16 @@ func failure(err error) (code, message string, final bool) {
 
 // mergeOne plans one candidate and applies the plan; if the state moved in
 // between (ECONFLICT), it plans once more. logged holds the batch's
-// decisions that were logged before it began: the others are new.
+// decisions that were logged before it began: the others are new. With w
+// set, the decision is staged in w, to be written with the batch's others
+// (batchWrites); without, it is written at once.
 //
 // The plan is checked against the state it was made from, read in this
 // call: the ledger is the tenant's one writer, and the batch applies its
 // candidates one after the other, so nothing can move it in between, and
 // reading it again would cost a query for nothing. The decision is logged
 // without a look-up for the same reason.
-func (a *Activities) mergeOne(ctx context.Context, in PlanMergeInput, logged map[string]memory.Decision, batch *batchState) (memory.Decision, error) {
+func (a *Activities) mergeOne(ctx context.Context, in PlanMergeInput, logged map[string]memory.Decision, batch *batchState, w *batchWrites) (memory.Decision, error) {
 	var err error
 	for attempt := range 2 {
 		var d memory.Decision
@@ -138,7 +155,12 @@ func (a *Activities) mergeOne(ctx context.Context, in PlanMergeInput, logged map
 			return d, nil // applied before the ledger lost track: replay it
 		}
 		var applied memory.Decision
-		if applied, err = a.applyPlanned(ctx, d, read); err == nil {
+		if w != nil {
+			applied, err = w.stage(ctx, d, read)
+		} else {
+			applied, err = a.applyPlanned(ctx, d, read)
+		}
+		if err == nil {
 			batch.saw(applied.After)
 			return applied, nil
 		}
@@ -171,7 +193,9 @@ func (a *Activities) applyPlanned(ctx context.Context, d memory.Decision, read m
 	}
 	log := a.Store.LogDecision
 	if ap, ok := a.Store.(decisionAppender); ok {
-		log = ap.AppendDecision
+		log = func(ctx context.Context, d memory.Decision) error {
+			return ap.AppendDecisions(ctx, []memory.Decision{d})
+		}
 	}
 	if err := log(ctx, d); err != nil {
 		return memory.Decision{}, temporalError(err)
@@ -185,10 +209,10 @@ type knownWriter interface {
 	WriteAfter(ctx context.Context, ms, before []memory.Memory) error
 }
 
-// decisionAppender logs a decision known to be new without looking it up
-// (clickhouse.Store).
+// decisionAppender logs decisions known to be new, in one write, without
+// looking them up (clickhouse.Store).
 type decisionAppender interface {
-	AppendDecision(ctx context.Context, d memory.Decision) error
+	AppendDecisions(ctx context.Context, ds []memory.Decision) error
 }
 
 // PlanMerge decides what to do with one candidate memory, in the order the
@@ -310,9 +334,9 @@ func (a *Activities) neighbors(ctx context.Context, tenant string, c memory.Cand
 		if err != nil {
 			return nil, fmt.Errorf("search memories sharing words: %w", err)
 		}
-		for _, m := range kw {
-			if _, ok := sim[m.ID]; !ok {
-				lexical = append(lexical, m.ID)
+		for _, id := range kw {
+			if _, ok := sim[id]; !ok {
+				lexical = append(lexical, id)
 			}
 		}
 		// Their similarity, for the judge and the audit log.

@@ -98,9 +98,14 @@ func serverConfig(c Config, ports internalPorts) *config.Config {
 	}
 
 	sqlCfg := &config.SQL{
-		PluginName:        sqliteplugin.PluginName,
-		DatabaseName:      filepath.Join(c.DataDir, dbFileName),
-		ConnectAttributes: map[string]string{"mode": "rwc"},
+		PluginName:   sqliteplugin.PluginName,
+		DatabaseName: filepath.Join(c.DataDir, dbFileName),
+		// Write-ahead logging: a commit appends to the log and syncs it once,
+		// where the default rollback journal syncs the journal and the
+		// database file, and holds the one connection meanwhile. Every
+		// workflow step is a commit, so this is the server's hot path.
+		// synchronous=full keeps every commit durable, as before.
+		ConnectAttributes: map[string]string{"mode": "rwc", "journal_mode": "wal", "synchronous": "full"},
 	}
 
 	return &config.Config{

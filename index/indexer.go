@@ -82,14 +82,82 @@ func (x *Indexer) WriteAfter(ctx context.Context, ms, before []memory.Memory) er
 }
 
 func (x *Indexer) write(ctx context.Context, ms []memory.Memory, known map[string]memory.Memory) error {
-	const op = "index: write memories"
+	w, err := x.prepare(ctx, ms, known)
+	if err != nil || w == nil {
+		return err
+	}
+	if err := x.deps.Memories.PutMemories(ctx, ms); err != nil {
+		return errorf("index: write memories", err)
+	}
+	if err := w.index(ctx); err != nil {
+		return err
+	}
+	w.observe()
+	return nil
+}
+
+// Stage is WriteAfter without the system of record: it indexes the
+// versions (their vector documents and keyword rows) and shows them to the
+// cache now, and leaves storing them to the caller, who stores what it
+// staged with Store. The ledger stages each decision of a batch as it makes
+// it, so the next decision's search finds it, and stores the batch's
+// versions in one write at the end. A caller that cannot store what it
+// staged calls Unstage. The index is derived from the store (a reindex
+// reconciles it), so a document staged and never stored is dropped by
+// readers, which take each memory's state from the store.
+func (x *Indexer) Stage(ctx context.Context, ms, before []memory.Memory) error {
+	prev := map[string]memory.Memory{}
+	for _, b := range before {
+		prev[b.ID] = b
+	}
+	w, err := x.prepare(ctx, ms, prev)
+	if err != nil || w == nil {
+		return err
+	}
+	if err := w.index(ctx); err != nil {
+		return err
+	}
+	w.observe()
+	return nil
+}
+
+// Store writes staged versions to the system of record, and tells the
+// cache again: a cache that counts the store's writes follows it only once
+// they are stored.
+func (x *Indexer) Store(ctx context.Context, ms []memory.Memory) error {
+	const op = "index: store memories"
 	if len(ms) == 0 {
 		return nil
 	}
 	if err := memory.ValidateMemories(op, ms); err != nil {
 		return err
 	}
-	// The current version of each memory, by tenant.
+	if err := x.deps.Memories.PutMemories(ctx, ms); err != nil {
+		return errorf(op, err)
+	}
+	(&pendingWrite{x: x, latest: latestByTenant(ms)}).observe()
+	return nil
+}
+
+// Unstage makes the cache forget a tenant whose staged versions could not
+// be stored: it reads the tenant afresh from the store when next asked.
+func (x *Indexer) Unstage(tenant string) {
+	if inv, ok := x.deps.Cache.(interface{ Invalidate(tenant string) }); ok {
+		inv.Invalidate(tenant)
+	}
+}
+
+// pendingWrite is a write of memory versions, planned: what needs
+// embedding was decided from what was stored and indexed before it.
+type pendingWrite struct {
+	x       *Indexer
+	latest  map[string]map[string]memory.Memory // the current version of each memory, by tenant
+	tenants []string                            // sorted
+	plans   map[string]indexPlan
+}
+
+// latestByTenant is the highest version of each memory in ms, by tenant.
+func latestByTenant(ms []memory.Memory) map[string]map[string]memory.Memory {
 	latest := map[string]map[string]memory.Memory{}
 	for _, m := range ms {
 		t := latest[m.Tenant]
@@ -101,52 +169,68 @@ func (x *Indexer) write(ctx context.Context, ms []memory.Memory, known map[strin
 			t[m.ID] = m
 		}
 	}
-	// What was stored and indexed before this write decides what needs
-	// embedding; read it before the store changes.
-	tenants := make([]string, 0, len(latest))
-	for t := range latest {
-		tenants = append(tenants, t)
-	}
-	slices.Sort(tenants)
+	return latest
+}
 
-	plans := map[string]indexPlan{}
+// prepare validates ms and plans their indexing, reading what was stored
+// and indexed before the store changes; nil for nothing to write.
+func (x *Indexer) prepare(ctx context.Context, ms []memory.Memory, known map[string]memory.Memory) (*pendingWrite, error) {
+	if len(ms) == 0 {
+		return nil, nil
+	}
+	if err := memory.ValidateMemories("index: write memories", ms); err != nil {
+		return nil, err
+	}
+	w := &pendingWrite{x: x, latest: latestByTenant(ms), plans: map[string]indexPlan{}}
+	for t := range w.latest {
+		w.tenants = append(w.tenants, t)
+	}
+	slices.Sort(w.tenants)
 	if x.deps.Index != nil {
-		for _, tenant := range tenants {
-			p, err := x.plan(ctx, tenant, latest[tenant], known)
+		for _, tenant := range w.tenants {
+			p, err := x.plan(ctx, tenant, w.latest[tenant], known)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			plans[tenant] = p
+			w.plans[tenant] = p
 		}
 	}
-	if err := x.deps.Memories.PutMemories(ctx, ms); err != nil {
-		return errorf(op, err)
-	}
-	for _, tenant := range tenants {
-		p, ok := plans[tenant]
+	return w, nil
+}
+
+// index embeds what needs it, writes the keyword rows and upserts the
+// vector documents.
+func (w *pendingWrite) index(ctx context.Context) error {
+	for _, tenant := range w.tenants {
+		p, ok := w.plans[tenant]
 		if !ok {
 			continue
 		}
-		if err := x.embed(ctx, p.docs, p.embed, latest[tenant]); err != nil {
+		if err := w.x.embed(ctx, p.docs, p.embed, w.latest[tenant]); err != nil {
 			return err
 		}
-		if err := x.AddKeywords(ctx, tenant, p.mems(latest[tenant]), p.docs); err != nil {
+		if err := w.x.AddKeywords(ctx, tenant, p.mems(w.latest[tenant]), p.docs); err != nil {
 			return err
 		}
-		if err := x.deps.Index.Upsert(ctx, memory.CollectionMemories, p.docs); err != nil {
-			return errorf(op, err)
-		}
-	}
-	if x.deps.Cache != nil {
-		for _, tenant := range tenants {
-			cur := make([]memory.Memory, 0, len(latest[tenant]))
-			for _, m := range latest[tenant] {
-				cur = append(cur, m)
-			}
-			x.deps.Cache.Observe(tenant, cur)
+		if err := w.x.deps.Index.Upsert(ctx, memory.CollectionMemories, p.docs); err != nil {
+			return errorf("index: write memories", err)
 		}
 	}
 	return nil
+}
+
+// observe tells the cache the current versions written.
+func (w *pendingWrite) observe() {
+	if w.x.deps.Cache == nil {
+		return
+	}
+	for tenant, byID := range w.latest {
+		cur := make([]memory.Memory, 0, len(byID))
+		for _, m := range byID {
+			cur = append(cur, m)
+		}
+		w.x.deps.Cache.Observe(tenant, cur)
+	}
 }
 
 type indexPlan struct {
@@ -165,9 +249,9 @@ func (p indexPlan) mems(cur map[string]memory.Memory) []memory.Memory {
 
 // AddKeywords gives a tenant's documents (docs[i] is ms[i]'s) their sparse
 // keyword vectors and writes the versions' term statistics, when the
-// indexer keeps keywords; the reindex calls it too. Call it after the
-// versions are stored and before the documents are upserted: a retry
-// writes the same rows again.
+// indexer keeps keywords; the reindex calls it too. Call it before the
+// documents are upserted: a retry writes the same rows again. (A staged
+// write, Stage, writes them before the versions are stored.)
 func (x *Indexer) AddKeywords(ctx context.Context, tenant string, ms []memory.Memory, docs []memory.VectorDoc) error {
 	if x.deps.Keywords == nil || len(docs) == 0 {
 		return nil

@@ -1,6 +1,10 @@
 package ledger
 
-import "github.com/hindsight-memory/hindsight/memory"
+import (
+	"strings"
+
+	"github.com/hindsight-memory/hindsight/memory"
+)
 
 // The ledger's wire contract: the names under which the ledger workflow,
 // its signals and its update are registered, shared by the workflow
@@ -19,6 +23,19 @@ const (
 // WorkflowID is the ID of a tenant's ledger: one per tenant, so that
 // every change to the tenant's semantic memory is applied in one order.
 func WorkflowID(tenant string) string { return "ledger/" + tenant }
+
+// TaskQueue is the task queue the ledgers of a deployment run on, beside
+// its task queue base: their own, so that a tenant's one writer never waits
+// behind the sessions and sweeps queued for the others (workers take tasks
+// from a queue in order, and a burst of sessions queues many).
+func TaskQueue(base string) string {
+	if strings.HasSuffix(base, ledgerQueueSuffix) {
+		return base
+	}
+	return base + ledgerQueueSuffix
+}
+
+const ledgerQueueSuffix = "-ledger"
 
 // State is the ledger's input: empty on first start, and the carried
 // over queue and recent replies when it continues as new.

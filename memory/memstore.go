@@ -351,6 +351,22 @@ func (s *MemStore) LogDecision(ctx context.Context, d Decision) error {
 	return nil
 }
 
+// AppendDecisions logs decisions in one write (the ledger's batches): all
+// of them, or none if one is invalid. One logged already is left as it is.
+func (s *MemStore) AppendDecisions(ctx context.Context, ds []Decision) error {
+	for _, d := range ds {
+		if err := ValidateDecision("memstore: append decisions", d); err != nil {
+			return err
+		}
+	}
+	for _, d := range ds {
+		if err := s.LogDecision(ctx, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Decision implements DecisionLog.
 func (s *MemStore) Decision(ctx context.Context, tenant, id string) (Decision, error) {
 	s.mu.RLock()

@@ -355,12 +355,12 @@ func TestSimilarFindsSharedWordsWithinTheFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) == 0 || got[0].ID != "utc" {
-		t.Fatalf("Similar = %+v, want the live preference sharing the most words first", got)
+	if len(got) == 0 || got[0] != "utc" {
+		t.Fatalf("Similar = %v, want the live preference sharing the most words first", got)
 	}
-	for _, m := range got {
-		if m.ID == "old" || m.ID == "lesson" {
-			t.Fatalf("Similar returned %s, which the filter excludes (superseded, or another kind)", m.ID)
+	for _, id := range got {
+		if id == "old" || id == "lesson" {
+			t.Fatalf("Similar returned %s, which the filter excludes (superseded, or another kind)", id)
 		}
 	}
 	if _, err := e.Similar(ctx, "x", memory.VectorFilter{}, 5); !memory.IsInvalid(err) {

@@ -9,16 +9,18 @@ import (
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
-// Similar returns up to k current memories among those passing f that
-// share the most words with text, best BM25 score first. It first catches
-// the tenant's cache up with the store, reads the keyword index only (no
-// embedding, no vector search) and records no usage.
+// Similar returns the IDs of up to k current memories among those passing
+// f that share the most words with text, best BM25 score first. It first
+// catches the tenant's cache up with the store, reads the keyword index
+// only (no embedding, no vector search) and records no usage.
 //
 // The merge step uses it next to the vector pre-filter: a lexical embedder
 // can score a paraphrase of the same subject ("reports in UTC" / "reports
 // should use Beijing time, not UTC") below its threshold, and a memory
-// that never reaches the judge can never be merged.
-func (e *Engine) Similar(ctx context.Context, text string, f memory.VectorFilter, k int) ([]memory.Memory, error) {
+// that never reaches the judge can never be merged. The merge reads the
+// memories themselves as its batch knows them: a batch's own versions are
+// in the index and the cache before they are stored.
+func (e *Engine) Similar(ctx context.Context, text string, f memory.VectorFilter, k int) ([]string, error) {
 	if err := f.Validate("recall: similar"); err != nil {
 		return nil, err
 	}
@@ -33,21 +35,17 @@ func (e *Engine) Similar(ctx context.Context, text string, f memory.VectorFilter
 		return nil, err
 	}
 	hits, _ := c.searchKeyword(lang.Terms(text), f, nil, k)
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make([]memory.Memory, 0, len(hits))
+	out := make([]string, 0, len(hits))
 	for _, h := range hits {
-		if en := c.entries[h.id]; en != nil {
-			out = append(out, en.mem.Clone())
-		}
+		out = append(out, h.id)
 	}
 	return out, nil
 }
 
 // similarStateless is Similar on a stateless engine: the sparse side of a
-// hybrid search, then the hits' current versions from the store, read
-// afresh (the statistics too: the merge step must see the last write).
-func (e *Engine) similarStateless(ctx context.Context, text string, f memory.VectorFilter, k int) ([]memory.Memory, error) {
+// hybrid search, with the statistics read afresh (the merge step must see
+// the last write).
+func (e *Engine) similarStateless(ctx context.Context, text string, f memory.VectorFilter, k int) ([]string, error) {
 	terms := lang.Terms(text)
 	counts, err := e.stats.getFresh(ctx, f.Tenant, terms, 0)
 	if err != nil {
@@ -65,29 +63,9 @@ func (e *Engine) similarStateless(ctx context.Context, text string, f memory.Vec
 	slices.SortFunc(hits, func(a, b memory.HybridHit) int { return a.SparseRank - b.SparseRank })
 	ids := make([]string, 0, len(hits))
 	for _, h := range hits {
-		if h.SparseRank > 0 {
+		if h.SparseRank > 0 && len(ids) < k {
 			ids = append(ids, h.Doc.ID)
 		}
 	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	ms, err := e.deps.Memories.Memories(ctx, memory.MemoryFilter{Tenant: f.Tenant, IDs: ids})
-	if err != nil {
-		return nil, errorf("recall: similar", err)
-	}
-	byID := make(map[string]memory.Memory, len(ms))
-	for _, m := range ms {
-		doc := memory.VectorDocOf(m, nil)
-		if f.Match(doc) {
-			byID[m.ID] = m
-		}
-	}
-	out := make([]memory.Memory, 0, len(ids))
-	for _, id := range ids {
-		if m, ok := byID[id]; ok {
-			out = append(out, m)
-		}
-	}
-	return out, nil
+	return ids, nil
 }

@@ -158,8 +158,13 @@ func MemoryLedger(ctx workflow.Context, st ledger.State) error {
 			delivering = delivered(ctx, delivering, false)
 		}
 	}
-	// The next run starts once every reply of this one is delivered.
+	// The next run starts once every reply of this one is delivered, on
+	// the ledgers' own queue (a ledger begun on the shared one moves).
 	delivered(ctx, delivering, true)
+	if q := workflow.GetInfo(ctx).TaskQueueName; ledger.TaskQueue(q) != q &&
+		workflow.GetVersion(ctx, "ledger-queue", workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		ctx = workflow.WithWorkflowTaskQueue(ctx, ledger.TaskQueue(q))
+	}
 	return workflow.NewContinueAsNewError(ctx, MemoryLedger, l.carry())
 }
 

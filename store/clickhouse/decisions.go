@@ -40,31 +40,42 @@ func (s *Store) LogDecision(ctx context.Context, d memory.Decision) error {
 }
 
 func (s *Store) insertDecision(ctx context.Context, d memory.Decision) error {
-	const op = "clickhouse: log decision"
-	var blobs [4][]byte
-	var err error
-	for i, v := range []any{d.Candidate, d.Neighbors, d.Before, d.After} {
-		if blobs[i], err = json.Marshal(v); err != nil {
-			return fmt.Errorf("%s: encode: %w", op, err)
+	return s.insertDecisions(ctx, "log decision", []memory.Decision{d})
+}
+
+// insertDecisions logs ds in one insert, in their order.
+func (s *Store) insertDecisions(ctx context.Context, op string, ds []memory.Decision) error {
+	blobs := make([][4]string, len(ds))
+	for i, d := range ds {
+		for j, v := range []any{d.Candidate, d.Neighbors, d.Before, d.After} {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return fmt.Errorf("clickhouse: %s: encode decision %s: %w", op, d.ID, err)
+			}
+			blobs[i][j] = string(b)
 		}
 	}
-	seq := s.nextSeq()
-	return s.insert(ctx, "log decision", "merge_decisions", decisionColumns, 1, func(int) []any {
+	seq := s.reserveSeq(len(ds))
+	return s.insert(ctx, op, "merge_decisions", decisionColumns, len(ds), func(i int) []any {
+		d, b := ds[i], blobs[i]
 		return []any{d.Tenant, toDB(d.CreatedAt), d.ID, string(d.Action), d.WorkflowID, d.EpisodeID,
-			string(d.Candidate.Kind), d.Candidate.Content, string(blobs[0]), string(blobs[1]), string(d.Verdict),
-			d.TargetID, d.Reason, d.Judge, d.Model, d.PromptVersion, string(blobs[2]), string(blobs[3]),
-			mentionedMemories(d), d.Undoes, seq}
+			string(d.Candidate.Kind), d.Candidate.Content, b[0], b[1], string(d.Verdict),
+			d.TargetID, d.Reason, d.Judge, d.Model, d.PromptVersion, b[2], b[3],
+			mentionedMemories(d), d.Undoes, seq + uint64(i)}
 	})
 }
 
-// AppendDecision logs a decision its caller knows is not logged yet (the
-// ledger, which looked it up when it planned it), without looking it up
-// again. Were it logged after all, readers still see the first write.
-func (s *Store) AppendDecision(ctx context.Context, d memory.Decision) error {
-	if err := validDecision("clickhouse: append decision", d); err != nil {
-		return err
+// AppendDecisions logs decisions its caller knows are not logged yet (the
+// ledger, which looked them up when it planned them), in one insert and
+// without looking them up again. Were one logged after all, readers still
+// see its first write.
+func (s *Store) AppendDecisions(ctx context.Context, ds []memory.Decision) error {
+	for _, d := range ds {
+		if err := validDecision("clickhouse: append decisions", d); err != nil {
+			return err
+		}
 	}
-	return s.insertDecision(ctx, d)
+	return s.insertDecisions(ctx, "append decisions", ds)
 }
 
 func validDecision(op string, d memory.Decision) error {
