@@ -215,8 +215,9 @@ func (w *batchWrites) unstage() {
 // batch cut short after logging its decisions and before storing their
 // versions (batchWrites). The log holds every version; storing one again
 // changes nothing, and a memory the store holds at that version or a later
-// one is left as it is.
-func (a *Activities) redo(ctx context.Context, logged map[string]memory.Decision) error {
+// one is left as it is. It reports whether it stored any.
+func (a *Activities) redo(ctx context.Context, logged map[string]memory.Decision) (bool, error) {
+	redone := false
 	byTenant := map[string][]memory.Memory{}
 	for _, id := range slices.Sorted(maps.Keys(logged)) {
 		d := logged[id]
@@ -235,7 +236,7 @@ func (a *Activities) redo(ctx context.Context, logged map[string]memory.Decision
 		}
 		stored, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: ids, NoUsage: true})
 		if err != nil {
-			return err
+			return redone, err
 		}
 		have := map[string]int{}
 		for _, m := range stored {
@@ -251,8 +252,9 @@ func (a *Activities) redo(ctx context.Context, logged map[string]memory.Decision
 			continue
 		}
 		if err := a.Indexer.Write(ctx, missing); err != nil {
-			return fmt.Errorf("store the versions of logged decisions: %w", err)
+			return redone, fmt.Errorf("store the versions of logged decisions: %w", err)
 		}
+		redone = true
 	}
-	return nil
+	return redone, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -38,16 +39,27 @@ type MergeRequestsInput struct {
 // fails the activity, which is retried, after what was decided before it
 // is written.
 func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) ([]ledger.Reply, error) {
+	// The two reads every batch makes are independent: they run at once.
+	var batch map[string]*batchState
+	var batchErr error
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		batch, batchErr = a.readBatch(ctx, in.Requests)
+	}()
 	logged, err := a.loggedDecisions(ctx, in.Requests)
-	if err != nil {
+	<-read
+	if err = cmp.Or(err, batchErr); err != nil {
 		return nil, temporalError(err)
 	}
-	if err := a.redo(ctx, logged); err != nil {
+	// A retry: what the log has and the store lacks is stored first, and
+	// then the batch's state is read again.
+	if redone, err := a.redo(ctx, logged); err != nil {
 		return nil, temporalError(err)
-	}
-	batch, err := a.readBatch(ctx, in.Requests)
-	if err != nil {
-		return nil, temporalError(err)
+	} else if redone {
+		if batch, err = a.readBatch(ctx, in.Requests); err != nil {
+			return nil, temporalError(err)
+		}
 	}
 	w := a.batchWriter()
 	replies := make([]ledger.Reply, 0, len(in.Requests))
@@ -86,6 +98,15 @@ func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) (
 		return nil, temporalError(err)
 	}
 	return replies, nil
+}
+
+// MergesInProcess reports whether a merge batch is a short step on this
+// worker: its judge and its embedder call no model, so a batch is the
+// store's reads and writes and milliseconds of work. The ledger then runs
+// its batches as local activities.
+func (a *Activities) MergesInProcess(ctx context.Context) (bool, error) {
+	j, ok := a.Judge.(interface{ InProcess() bool })
+	return ok && j.InProcess() && strings.HasPrefix(a.Embedder.Model(), "offline-"), nil
 }
 
 // loggedDecisions reads, in one query, the decisions of the batch's

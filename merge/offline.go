@@ -43,6 +43,10 @@ func NewOfflineJudge(opts OfflineOptions) *OfflineJudge {
 	return &OfflineJudge{maxNeighbors: opts.MaxNeighbors}
 }
 
+// InProcess reports that the judge calls no model: it judges in
+// microseconds, in this process.
+func (*OfflineJudge) InProcess() bool { return true }
+
 // verdictRank orders verdicts from the least to the most preferred when a
 // candidate relates to several neighbours: the least destructive change
 // that accounts for the candidate wins (a duplicate adds a source, a

@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -196,7 +197,16 @@ func TestMemoryLedgerAppliesOneRequestAtATime(t *testing.T) {
 // correction, then another merge: the waiting merges go in one activity,
 // in order; the correction after them, alone; the last merge after it.
 func TestMemoryLedgerMergesWaitingRequestsTogether(t *testing.T) {
+	for _, local := range []bool{false, true} {
+		t.Run(fmt.Sprintf("local=%v", local), func(t *testing.T) { testMergesWaitingRequestsTogether(t, local) })
+	}
+}
+
+// testMergesWaitingRequestsTogether is the test, with merge batches run as
+// local activities or not (activities.MergesInProcess).
+func testMergesWaitingRequestsTogether(t *testing.T, local bool) {
 	env := newEnv(t)
+	env.OnActivity(a.MergesInProcess, mock.Anything).Return(local, nil)
 	var trace []string
 	env.OnActivity(a.MergeRequests, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.MergeRequestsInput) ([]ledger.Reply, error) {
 		var ids []string
