@@ -147,10 +147,18 @@ func MemoryLedger(ctx workflow.Context, st ledger.State) error {
 			if err := workflow.Await(ctx, func() bool { return hasWork() || workflow.AllHandlersFinished(ctx) }); err != nil {
 				return err
 			}
-			if !hasWork() {
-				break
+			if hasWork() {
+				continue
 			}
-			continue
+			if len(delivering) > 0 {
+				// Then deliver every reply of this run. Requests that
+				// arrive meanwhile are seen by the loop before the run
+				// ends: a request signalled and never drained would be
+				// lost with the run.
+				delivering = delivered(ctx, delivering, true)
+				continue
+			}
+			break
 		}
 		var batch []ledger.Request
 		var replies []ledger.Reply
@@ -180,9 +188,8 @@ func MemoryLedger(ctx workflow.Context, st ledger.State) error {
 			delivering = delivered(ctx, delivering, false)
 		}
 	}
-	// The next run starts once every reply of this one is delivered, on
+	// Every reply of this run is delivered (above); the next run starts on
 	// the ledgers' own queue (a ledger begun on the shared one moves).
-	delivered(ctx, delivering, true)
 	if q := workflow.GetInfo(ctx).TaskQueueName; ledger.TaskQueue(q) != q &&
 		workflow.GetVersion(ctx, "ledger-queue", workflow.DefaultVersion, 1) != workflow.DefaultVersion {
 		ctx = workflow.WithWorkflowTaskQueue(ctx, ledger.TaskQueue(q))

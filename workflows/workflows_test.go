@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/converter"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -248,5 +249,50 @@ func TestMemoryLedgerRejectsAnotherTenantsUpdate(t *testing.T) {
 	env.ExecuteWorkflow(workflows.MemoryLedger, ledger.State{Tenant: "acme"})
 	if rejected == nil {
 		t.Fatal("the ledger accepted a request for another tenant")
+	}
+}
+
+// TestMemoryLedgerKeepsRequestsThatArriveAsItHandsOver fills a ledger run
+// to its continue-as-new, with its replies slow to deliver, and signals a
+// request while the run waits for them: the request is merged in this run
+// or carried to the next, never dropped with the run.
+func TestMemoryLedgerKeepsRequestsThatArriveAsItHandsOver(t *testing.T) {
+	env := newEnv(t)
+	var merged []string
+	env.OnActivity(a.MergeRequests, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.MergeRequestsInput) ([]ledger.Reply, error) {
+		var replies []ledger.Reply
+		for _, r := range in.Requests {
+			merged = append(merged, r.ID)
+			replies = append(replies, ledger.Reply{RequestID: r.ID})
+		}
+		return replies, nil
+	})
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, ledger.SignalReply, mock.Anything).Return(nil).After(time.Minute)
+	req := func(id string) ledger.Request {
+		return ledger.Request{ID: id, Tenant: "acme", Op: ledger.OpMerge, ReplyTo: "session/" + id,
+			Candidates: []memory.Candidate{{Kind: memory.KindFact, Content: "fact " + id}}}
+	}
+	var pending []ledger.Request
+	for i := range 100 { // a run's worth
+		pending = append(pending, req(fmt.Sprintf("r%03d", i)))
+	}
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(ledger.SignalRequest, req("late")) }, 10*time.Second)
+	env.ExecuteWorkflow(workflows.MemoryLedger, ledger.State{Tenant: "acme", Pending: pending})
+
+	var next *workflow.ContinueAsNewError
+	if err := env.GetWorkflowError(); !errors.As(err, &next) {
+		t.Fatalf("the full run ended with %v, want a continue-as-new", err)
+	}
+	if !slices.Contains(merged, "r099") {
+		t.Fatalf("the run merged %d requests, not the 100 it began with", len(merged))
+	}
+	var carried ledger.State
+	if err := converter.GetDefaultDataConverter().FromPayloads(next.Input, &carried); err != nil {
+		t.Fatal(err)
+	}
+	carriedLate := slices.ContainsFunc(carried.Pending, func(r ledger.Request) bool { return r.ID == "late" })
+	if carriedLate == slices.Contains(merged, "late") {
+		t.Fatalf("the request signalled while the run delivered its replies was merged: %v, carried: %v; want exactly one",
+			slices.Contains(merged, "late"), carriedLate)
 	}
 }
