@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -25,6 +26,63 @@ var exactStatuses = []memory.Status{memory.StatusLive, memory.StatusCold, memory
 // and every memory the batch has read by ID or written since.
 type batchState struct {
 	known map[string]memory.Memory // by ID, current version
+	// first is the first candidate's neighbours, searched while the
+	// batch's state was read (prefetchFirst), until that candidate uses
+	// them.
+	first *prefetch
+}
+
+// prefetch is the neighbours of one candidate, looked up before the batch
+// began: what neighbors returns for it, as no write of the batch can have
+// changed them.
+type prefetch struct {
+	tenant     string
+	decisionID string
+	neighbors  []memory.Neighbor
+	err        error
+}
+
+// prefetchFirst searches the neighbours of the batch's first candidate, if
+// it is valid, in the background; the channel gets the result, or a
+// prefetch with an error to ignore.
+func (a *Activities) prefetchFirst(ctx context.Context, in MergeRequestsInput) <-chan prefetch {
+	out := make(chan prefetch, 1)
+	for _, req := range in.Requests {
+		if req.Validate() != nil || len(req.Candidates) == 0 {
+			continue
+		}
+		c := req.Candidates[0]
+		if req.Op == ledger.OpMerge {
+			c = ledger.ClipCandidate(c)
+		}
+		c = normalizeCandidate(c)
+		if ledger.ValidateCandidate(c) != nil {
+			break
+		}
+		go func() {
+			ns, err := a.neighbors(ctx, req.Tenant, c, nil)
+			out <- prefetch{tenant: req.Tenant, decisionID: mergeDecisionID(req.Tenant, req.ID, 0, c), neighbors: ns, err: err}
+		}()
+		return out
+	}
+	out <- prefetch{err: errNoPrefetch}
+	return out
+}
+
+var errNoPrefetch = errors.New("no candidate to prefetch")
+
+// prefetched returns the prefetched neighbours of the candidate whose
+// decision is decisionID, once, and makes their memories known.
+func (b *batchState) prefetched(decisionID string) ([]memory.Neighbor, bool) {
+	if b == nil || b.first == nil || b.first.decisionID != decisionID {
+		return nil, false
+	}
+	ns := b.first.neighbors
+	b.first = nil
+	for _, n := range ns {
+		b.saw([]memory.Memory{n.Memory})
+	}
+	return ns, true
 }
 
 // readBatch reads, per tenant, the memories the batch's exact-repeat

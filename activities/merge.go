@@ -39,7 +39,9 @@ type MergeRequestsInput struct {
 // fails the activity, which is retried, after what was decided before it
 // is written.
 func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) ([]ledger.Reply, error) {
-	// The two reads every batch makes are independent: they run at once.
+	// The reads every batch makes are independent of each other, and so is
+	// the search for its first candidate's neighbours, which nothing in
+	// the batch can have changed yet: they run at once.
 	var batch map[string]*batchState
 	var batchErr error
 	read := make(chan struct{})
@@ -47,8 +49,10 @@ func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) (
 		defer close(read)
 		batch, batchErr = a.readBatch(ctx, in.Requests)
 	}()
+	first := a.prefetchFirst(ctx, in)
 	logged, err := a.loggedDecisions(ctx, in.Requests)
 	<-read
+	pre := <-first
 	if err = cmp.Or(err, batchErr); err != nil {
 		return nil, temporalError(err)
 	}
@@ -60,6 +64,8 @@ func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) (
 		if batch, err = a.readBatch(ctx, in.Requests); err != nil {
 			return nil, temporalError(err)
 		}
+	} else if pre.err == nil && batch[pre.tenant] != nil {
+		batch[pre.tenant].first = &pre
 	}
 	w := a.batchWriter()
 	replies := make([]ledger.Reply, 0, len(in.Requests))
@@ -127,6 +133,17 @@ func (a *Activities) loggedDecisions(ctx context.Context, reqs []ledger.Request)
 		if memory.ValidateTenant("merge", tenant) != nil {
 			continue // the request fails its validation below
 		}
+		if f, ok := a.Store.(loggedIDs); ok {
+			// Which are logged first, from the ID column alone; the
+			// decisions themselves only for those (a retry).
+			var err error
+			if ids, err = f.LoggedDecisionIDs(ctx, tenant, ids); err != nil {
+				return nil, err
+			}
+			if len(ids) == 0 {
+				continue
+			}
+		}
 		ds, err := a.Store.Decisions(ctx, memory.DecisionFilter{Tenant: tenant, IDs: ids})
 		if err != nil {
 			return nil, err
@@ -136,6 +153,12 @@ func (a *Activities) loggedDecisions(ctx context.Context, reqs []ledger.Request)
 		}
 	}
 	return out, nil
+}
+
+// loggedIDs says which decisions are logged without reading them
+// (clickhouse.Store).
+type loggedIDs interface {
+	LoggedDecisionIDs(ctx context.Context, tenant string, ids []string) ([]string, error)
 }
 
 // failure says whether err is final (a non-retryable application error,
@@ -291,7 +314,9 @@ func (a *Activities) planMerge(ctx context.Context, in PlanMergeInput, logged ma
 		read[exact[0].ID] = exact[0]
 		mi.Exact = &exact[0]
 	} else {
-		if mi.Neighbors, err = a.neighbors(ctx, in.Tenant, c, batch); err != nil {
+		if ns, ok := batch.prefetched(id); ok {
+			mi.Neighbors = ns
+		} else if mi.Neighbors, err = a.neighbors(ctx, in.Tenant, c, batch); err != nil {
 			return memory.Decision{}, nil, temporalError(err)
 		}
 		for _, n := range mi.Neighbors {

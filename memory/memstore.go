@@ -367,6 +367,19 @@ func (s *MemStore) AppendDecisions(ctx context.Context, ds []Decision) error {
 	return nil
 }
 
+// LoggedDecisionIDs returns which of ids are logged.
+func (s *MemStore) LoggedDecisionIDs(ctx context.Context, tenant string, ids []string) ([]string, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []string
+	for _, id := range ids {
+		if _, ok := s.decisions[tenant][id]; ok {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
 // Decision implements DecisionLog.
 func (s *MemStore) Decision(ctx context.Context, tenant, id string) (Decision, error) {
 	s.mu.RLock()

@@ -427,6 +427,38 @@ func testDecisions(t *testing.T, s memory.EpisodicStore) {
 	if _, err := s.Decision(ctx, tenant, "nope"); !memory.IsNotFound(err) {
 		t.Fatalf("unknown decision = %v, want ENOTFOUND", err)
 	}
+	// A batch of decisions is logged in one write, in order; one already
+	// logged keeps its first write.
+	if ap, ok := s.(interface {
+		AppendDecisions(context.Context, []memory.Decision) error
+	}); ok {
+		d3 := memory.Decision{ID: "dec_3", Tenant: tenant, Action: memory.ActionStore, Reason: "third", CreatedAt: base.Add(2 * time.Minute), TargetID: "m3"}
+		d4 := d3
+		d4.ID, d4.Reason = "dec_4", "fourth"
+		again := d1
+		again.Reason = "rewritten"
+		must(t, ap.AppendDecisions(ctx, []memory.Decision{d3, d4, again}))
+		got, err := s.Decision(ctx, tenant, "dec_1")
+		must(t, err)
+		all, err := s.Decisions(ctx, memory.DecisionFilter{Tenant: tenant})
+		must(t, err)
+		if ids := decisionIDs(all); got.Reason != d1.Reason || !slices.Equal(ids, []string{"dec_1", "dec_2", "dec_3", "dec_4"}) {
+			t.Fatalf("after AppendDecisions: decisions %v, dec_1's reason %q", ids, got.Reason)
+		}
+	}
+	if f, ok := s.(interface {
+		LoggedDecisionIDs(context.Context, string, []string) ([]string, error)
+	}); ok {
+		ids, err := f.LoggedDecisionIDs(ctx, tenant, []string{"dec_none", "dec_2", "dec_1"})
+		must(t, err)
+		slices.Sort(ids)
+		if !slices.Equal(ids, []string{"dec_1", "dec_2"}) {
+			t.Fatalf("LoggedDecisionIDs = %v, want dec_1 and dec_2", ids)
+		}
+		if ids, err := f.LoggedDecisionIDs(ctx, "other-"+tenant, []string{"dec_1"}); err != nil || len(ids) != 0 {
+			t.Fatalf("another tenant's LoggedDecisionIDs = %v, %v; want none", ids, err)
+		}
+	}
 }
 
 func testPurge(t *testing.T, s memory.EpisodicStore) {

@@ -182,6 +182,28 @@ func (s *Store) Decisions(ctx context.Context, f memory.DecisionFilter) ([]memor
 	return s.decisions(ctx, "decisions", strings.Join(conds, " AND "), tail, args...)
 }
 
+// LoggedDecisionIDs returns which of ids are logged, reading the ID
+// column only: the ledger asks this of every candidate of a batch, and
+// almost every answer is none.
+func (s *Store) LoggedDecisionIDs(ctx context.Context, tenant string, ids []string) ([]string, error) {
+	const op = "clickhouse: logged decision ids"
+	if err := memory.ValidateTenant(op, tenant); err != nil {
+		return nil, err
+	}
+	var out []string
+	err := s.queryRows(ctx, "logged decision ids",
+		"SELECT DISTINCT id FROM merge_decisions WHERE tenant = {tenant:String} AND id IN {ids:Array(String)}",
+		func(r driver.Rows) error {
+			var id string
+			if err := r.Scan(&id); err != nil {
+				return err
+			}
+			out = append(out, id)
+			return nil
+		}, ch.Named("tenant", tenant), ch.Named("ids", ids))
+	return out, err
+}
+
 // decisions runs decisionSelect with the condition where, followed by tail
 // (ordering and limit).
 func (s *Store) decisions(ctx context.Context, op, where, tail string, args ...any) ([]memory.Decision, error) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 
@@ -38,6 +39,14 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	sc.Transport = &transport{eng: eng, database: database}
 	sc.Protocol = clickhouse.HTTP
 	sc.MaxOpenConns, sc.MaxIdleConns = cfg.Sessions, cfg.Sessions
+	// Every statement carries the setting the adapter's inserts carry: a
+	// pooled session then keeps one value, where switching it for each
+	// insert and back for the next read cost a statement each way.
+	sc.Settings = maps.Clone(sc.Settings)
+	if sc.Settings == nil {
+		sc.Settings = map[string]any{}
+	}
+	sc.Settings["insert_deduplicate"] = 0
 	st, err := clickhouse.Open(ctx, sc)
 	if err != nil {
 		eng.release()

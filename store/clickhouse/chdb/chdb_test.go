@@ -160,6 +160,40 @@ func TestSettingsApplyPerRequest(t *testing.T) {
 	}
 }
 
+// TestDescribeIsCachedUntilTheTableChanges asks DESCRIBE TABLE (which the
+// driver sends before every batch insert) twice, changes the table, and
+// asks again: the answer follows the change.
+func TestDescribeIsCachedUntilTheTableChanges(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	defer s.Close()
+	rt := &transport{eng: s.eng, database: "default"}
+	run := func(sql string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, "http://chdb/?default_format=TSV", strings.NewReader(sql))
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: status %d: %s", sql, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	run("CREATE TABLE described (a String) ENGINE = MergeTree ORDER BY a")
+	first := run("DESCRIBE TABLE described")
+	if again := run("DESCRIBE TABLE described"); again != first || !strings.Contains(first, "a\tString") {
+		t.Fatalf("DESCRIBE twice = %q then %q", first, again)
+	}
+	if _, _, hit := rt.described.get("default\x00TSV\x00DESCRIBE TABLE described"); !hit {
+		t.Fatal("the answer to DESCRIBE TABLE is not cached")
+	}
+	run("ALTER TABLE described ADD COLUMN b UInt32")
+	if after := run("DESCRIBE TABLE described"); !strings.Contains(after, "b\tUInt32") {
+		t.Fatalf("DESCRIBE after ADD COLUMN = %q, want column b", after)
+	}
+}
+
 func TestParseRequest(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodPost,
 		"http://chdb/?database=hs&default_format=Native&param_tenant=a%27b&max_threads=2&query_id=q1&query=INSERT+INTO+events+%28a%2C+b%29+FORMAT+Native",

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -49,6 +50,72 @@ type transport struct {
 	// a request would run in whatever database its pooled session last
 	// used: "default" on a fresh session, the store's on a reused one.
 	database string
+	// described caches the answers to DESCRIBE TABLE, which the driver
+	// asks before every batch insert, until a statement that may change a
+	// table runs.
+	described describeCache
+}
+
+// describeCache holds DESCRIBE TABLE answers by database, statement and
+// format. gen counts the statements that cleared it, so that an answer
+// read while one ran is not kept.
+type describeCache struct {
+	mu  sync.Mutex
+	gen uint64
+	out map[string][]byte
+}
+
+func (c *describeCache) get(key string) ([]byte, uint64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out, ok := c.out[key]
+	return out, c.gen, ok
+}
+
+func (c *describeCache) put(key string, gen uint64, out []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	if c.out == nil {
+		c.out = map[string][]byte{}
+	}
+	c.out[key] = out
+}
+
+func (c *describeCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	clear(c.out)
+}
+
+// describeKey is the cache key of a DESCRIBE TABLE request, if r is one.
+func (t *transport) describeKey(r *request) (string, bool) {
+	if r.insert || r.hello || !hasPrefixFold(strings.TrimSpace(r.sql), "DESCRIBE TABLE ") || len(r.params) > 0 {
+		return "", false
+	}
+	return cmpOr(r.database, t.database) + "\x00" + r.format + "\x00" + strings.TrimSpace(r.sql), true
+}
+
+// readsOnly reports whether a statement cannot change a table's columns:
+// any other clears the cache of DESCRIBE answers.
+func readsOnly(r *request) bool {
+	if r.insert || r.hello {
+		return true
+	}
+	sql := strings.TrimSpace(r.sql)
+	for _, p := range []string{"SELECT ", "WITH ", "DESCRIBE ", "SHOW ", "EXISTS ", "EXPLAIN ", "INSERT "} {
+		if hasPrefixFold(sql, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // codeUnknownDatabase is ClickHouse's UNKNOWN_DATABASE.
@@ -108,6 +175,20 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			r.settings["max_execution_time"] = strconv.Itoa(int(secs))
 		}
 	}
+	key, describe := t.describeKey(r)
+	var gen uint64
+	if describe {
+		var out []byte
+		var hit bool
+		if out, gen, hit = t.described.get(key); hit {
+			resp := response(req, http.StatusOK, out)
+			resp.Header.Set("X-ClickHouse-Format", r.format)
+			resp.Header.Set("X-ClickHouse-Summary", `{"written_rows":"0"}`)
+			return resp, nil
+		}
+	} else if !readsOnly(r) {
+		defer t.described.clear() // after the statement, whatever its outcome
+	}
 	readonly := r.settings["readonly"] != "" && r.settings["readonly"] != "0"
 	acquire := t.eng.acquire
 	if readonly {
@@ -126,6 +207,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return errorResponse(req, http.StatusInternalServerError, ee.code(), ee.msg), nil
 		}
 		return nil, err
+	}
+	if describe {
+		t.described.put(key, gen, out)
 	}
 	resp := response(req, http.StatusOK, out)
 	resp.Header.Set("X-ClickHouse-Format", r.format)
