@@ -54,17 +54,11 @@ func (s *readCounter) reads() (byID, unbound int) {
 }
 
 func chdbLib(tb testing.TB) string {
-	if lib := os.Getenv("HINDSIGHT_CHDB_LIB"); lib != "" {
-		return lib
+	p, err := chdb.LibPathFromEnv()
+	if err != nil {
+		tb.Fatal(err)
 	}
-	cache := os.Getenv("HINDSIGHT_CACHE")
-	if cache == "" {
-		var err error
-		if cache, err = chdb.DefaultCacheDir(); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return chdb.LibPath(cache)
+	return p
 }
 
 // milvusAddr is a real Milvus's address when MILVUS_ADDR is set, else a

@@ -3,7 +3,6 @@ package service_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -15,16 +14,9 @@ import (
 
 func openChDB(t *testing.T, dir string) *chdb.Store {
 	t.Helper()
-	lib := os.Getenv("HINDSIGHT_CHDB_LIB")
-	if lib == "" {
-		cache := os.Getenv("HINDSIGHT_CACHE")
-		if cache == "" {
-			var err error
-			if cache, err = chdb.DefaultCacheDir(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		lib = chdb.LibPath(cache)
+	lib, err := chdb.LibPathFromEnv()
+	if err != nil {
+		t.Fatal(err)
 	}
 	s, err := chdb.Open(context.Background(), chdb.Config{DataDir: dir, LibPath: lib})
 	if err != nil {

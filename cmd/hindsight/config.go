@@ -201,16 +201,11 @@ func (s *stackFlags) workerConfig(log *slog.Logger) (app.Config, error) {
 	return cfg, nil
 }
 
-// chdbLib is the chDB library: HINDSIGHT_CHDB_LIB, else where
-// scripts/fetch-chdb.sh puts it in the cache.
+// chdbLib is the chDB library the environment names (chdb.LibPathFromEnv);
+// "" leaves it to the engine's default.
 func chdbLib() string {
-	if p := os.Getenv("HINDSIGHT_CHDB_LIB"); p != "" {
-		return p
-	}
-	if c, err := cacheDir(); err == nil {
-		return chdb.LibPath(c)
-	}
-	return ""
+	p, _ := chdb.LibPathFromEnv()
+	return p
 }
 
 // cacheDir is Hindsight's cache: HINDSIGHT_CACHE, else $HOME/.cache/hindsight.

@@ -31,17 +31,11 @@ func TestMain(m *testing.M) {
 // libPath is the chDB library the tests load: HINDSIGHT_CHDB_LIB, or where
 // `make chdb` puts it.
 func libPath(t testing.TB) string {
-	if p := os.Getenv("HINDSIGHT_CHDB_LIB"); p != "" {
-		return p
+	p, err := chdb.LibPathFromEnv()
+	if err != nil {
+		t.Fatal(err)
 	}
-	cache := os.Getenv("HINDSIGHT_CACHE")
-	if cache == "" {
-		var err error
-		if cache, err = chdb.DefaultCacheDir(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return chdb.LibPath(cache)
+	return p
 }
 
 var dbSeq atomic.Int64

@@ -24,17 +24,11 @@ import (
 )
 
 func testLibPath(t *testing.T) string {
-	if p := os.Getenv("HINDSIGHT_CHDB_LIB"); p != "" {
-		return p
+	p, err := LibPathFromEnv()
+	if err != nil {
+		t.Fatal(err)
 	}
-	cache := os.Getenv("HINDSIGHT_CACHE")
-	if cache == "" {
-		var err error
-		if cache, err = DefaultCacheDir(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return LibPath(cache)
+	return p
 }
 
 func openTest(t *testing.T, dir string) *Store {

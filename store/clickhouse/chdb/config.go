@@ -25,13 +25,30 @@ type Config struct {
 
 // DefaultCacheDir is $HOME/.cache/hindsight, where `make chdb` and
 // scripts/fetch-chdb.sh put the library unless HINDSIGHT_CACHE says
-// otherwise (cmd/ reads that variable and passes LibPath).
+// otherwise (LibPathFromEnv).
 func DefaultCacheDir() (string, error) {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return "", fmt.Errorf("chdb: find the cache directory: %w", err)
 	}
 	return filepath.Join(home, ".cache", "hindsight"), nil
+}
+
+// LibPathFromEnv is the library the environment names: HINDSIGHT_CHDB_LIB,
+// else where scripts/fetch-chdb.sh installs it in the cache
+// (HINDSIGHT_CACHE, else DefaultCacheDir).
+func LibPathFromEnv() (string, error) {
+	if p := os.Getenv("HINDSIGHT_CHDB_LIB"); p != "" {
+		return p, nil
+	}
+	cache := os.Getenv("HINDSIGHT_CACHE")
+	if cache == "" {
+		var err error
+		if cache, err = DefaultCacheDir(); err != nil {
+			return "", err
+		}
+	}
+	return LibPath(cache), nil
 }
 
 // LibPath is where scripts/fetch-chdb.sh installs libchdb.so in cacheDir.
