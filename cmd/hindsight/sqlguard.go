@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hindsight-memory/hindsight/store/clickhouse/chdb"
 )
 
 // sqlTokenFile is where hindsight dev keeps the token of its loopback
@@ -80,51 +82,10 @@ func guardSQL(next http.Handler, addr, token string) http.Handler {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			stmt = string(body)
 		}
-		if !readOnlyStatement(stmt) {
+		if !chdb.ReadOnly(stmt) {
 			http.Error(w, "forbidden: this endpoint is read-only: SELECT, SHOW, DESCRIBE, EXPLAIN and EXISTS only", http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// readOnlyStatement reports whether stmt is one statement that only
-// reads.
-func readOnlyStatement(stmt string) bool {
-	s := strings.TrimSpace(stripSQLComments(stmt))
-	s = strings.TrimLeft(s, "( \t\r\n")
-	if i := strings.IndexByte(s, ';'); i >= 0 && strings.TrimSpace(s[i+1:]) != "" {
-		return false
-	}
-	word, _, _ := strings.Cut(strings.ToUpper(s), " ")
-	word = strings.TrimRight(word, "\n\t\r(")
-	switch word {
-	case "SELECT", "WITH", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "EXISTS":
-		return true
-	}
-	return false
-}
-
-// stripSQLComments drops -- and /* */ comments.
-func stripSQLComments(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch {
-		case strings.HasPrefix(s[i:], "--"):
-			if j := strings.IndexByte(s[i:], '\n'); j >= 0 {
-				i += j
-			} else {
-				i = len(s)
-			}
-		case strings.HasPrefix(s[i:], "/*"):
-			if j := strings.Index(s[i+2:], "*/"); j >= 0 {
-				i += j + 3
-			} else {
-				i = len(s)
-			}
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
 }

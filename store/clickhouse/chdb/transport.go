@@ -99,19 +99,10 @@ func (t *transport) describeKey(r *request) (string, bool) {
 	return cmpOr(r.database, t.database) + "\x00" + r.format + "\x00" + strings.TrimSpace(r.sql), true
 }
 
-// readsOnly reports whether a statement cannot change a table's columns:
+// readsOnly reports whether a request cannot change a table's columns:
 // any other clears the cache of DESCRIBE answers.
 func readsOnly(r *request) bool {
-	if r.insert || r.hello {
-		return true
-	}
-	sql := strings.TrimSpace(r.sql)
-	for _, p := range []string{"SELECT ", "WITH ", "DESCRIBE ", "SHOW ", "EXISTS ", "EXPLAIN ", "INSERT "} {
-		if hasPrefixFold(sql, p) {
-			return true
-		}
-	}
-	return false
+	return r.insert || r.hello || ReadOnly(r.sql)
 }
 
 func hasPrefixFold(s, prefix string) bool {
