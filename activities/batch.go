@@ -9,7 +9,6 @@ import (
 
 	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
-	"github.com/hindsight-memory/hindsight/plan"
 )
 
 // exactStatuses are the statuses an exact repeat merges into. A
@@ -51,11 +50,7 @@ func (a *Activities) prefetchFirst(ctx context.Context, in MergeRequestsInput) <
 		if req.Validate() != nil || len(req.Candidates) == 0 {
 			continue
 		}
-		c := req.Candidates[0]
-		if req.Op == ledger.OpMerge {
-			c = ledger.ClipCandidate(c)
-		}
-		c = normalizeCandidate(c)
+		c := normalizeCandidate(req.Merged(0))
 		if ledger.ValidateCandidate(c) != nil {
 			break
 		}
@@ -93,11 +88,8 @@ func (a *Activities) readBatch(ctx context.Context, reqs []ledger.Request) (map[
 		if req.Validate() != nil {
 			continue // the request fails its validation in the batch
 		}
-		for _, c := range req.Candidates {
-			if req.Op == ledger.OpMerge {
-				c = ledger.ClipCandidate(c)
-			}
-			c = normalizeCandidate(c)
+		for i := range req.Candidates {
+			c := normalizeCandidate(req.Merged(i))
 			h := memory.ContentHash(c.Kind, c.Content)
 			if !slices.Contains(hashes[req.Tenant], h) {
 				hashes[req.Tenant] = append(hashes[req.Tenant], h)
@@ -223,15 +215,11 @@ func (a *Activities) batchWriter() *batchWrites {
 // stage is applyPlanned for a batch: it checks d against read, the state
 // it was planned from, and stages it.
 func (w *batchWrites) stage(ctx context.Context, d memory.Decision, read map[string]memory.Memory) (memory.Decision, error) {
-	if err := plan.VerifyCurrent(d, read); err != nil && !halfApplied(d, read) {
-		return memory.Decision{}, temporalError(err)
+	if err := verifyPlanned(d, read); err != nil {
+		return memory.Decision{}, err
 	}
 	if len(d.After) > 0 {
-		stored := make([]memory.Memory, 0, len(read))
-		for _, m := range read {
-			stored = append(stored, m)
-		}
-		if err := w.ix.Stage(ctx, d.After, stored); err != nil {
+		if err := w.ix.Stage(ctx, d.After, slices.Collect(maps.Values(read))); err != nil {
 			return memory.Decision{}, temporalError(fmt.Errorf("write decision %s: %w", d.ID, err))
 		}
 	}

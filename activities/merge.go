@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -75,13 +76,10 @@ func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) (
 			replies = append(replies, reply.Failed(memory.ErrorCode(err), memory.CallerMessage(err)))
 			continue
 		}
-		for i, c := range req.Candidates {
-			if req.Op == ledger.OpMerge {
-				c = ledger.ClipCandidate(c)
-			}
+		for i := range req.Candidates {
 			d, err := a.mergeOne(ctx, PlanMergeInput{
 				Tenant: req.Tenant, RequestID: req.ID, Index: i, EpisodeID: req.EpisodeID,
-				WorkflowID: req.WorkflowID, Candidate: c, UserStated: req.Op == ledger.OpStore, Now: in.Now,
+				WorkflowID: req.WorkflowID, Candidate: req.Merged(i), UserStated: req.Op == ledger.OpStore, Now: in.Now,
 			}, logged, batch[req.Tenant], w)
 			if err != nil {
 				code, msg, final := failure(err)
@@ -121,11 +119,8 @@ func (a *Activities) MergesInProcess(ctx context.Context) (bool, error) {
 func (a *Activities) loggedDecisions(ctx context.Context, reqs []ledger.Request) (map[string]memory.Decision, error) {
 	byTenant := map[string][]string{}
 	for _, req := range reqs {
-		for i, c := range req.Candidates {
-			if req.Op == ledger.OpMerge {
-				c = ledger.ClipCandidate(c)
-			}
-			byTenant[req.Tenant] = append(byTenant[req.Tenant], mergeDecisionID(req.Tenant, req.ID, i, normalizeCandidate(c)))
+		for i := range req.Candidates {
+			byTenant[req.Tenant] = append(byTenant[req.Tenant], mergeDecisionID(req.Tenant, req.ID, i, normalizeCandidate(req.Merged(i))))
 		}
 	}
 	out := map[string]memory.Decision{}
@@ -219,17 +214,15 @@ func (a *Activities) mergeOne(ctx context.Context, in PlanMergeInput, logged map
 // current memories it was planned from (or, for ApplyDecision, read again
 // since), keyed by ID.
 func (a *Activities) applyPlanned(ctx context.Context, d memory.Decision, read map[string]memory.Memory) (memory.Decision, error) {
-	if err := plan.VerifyCurrent(d, read); err != nil && !halfApplied(d, read) {
-		return memory.Decision{}, temporalError(err)
+	if err := verifyPlanned(d, read); err != nil {
+		return memory.Decision{}, err
 	}
 	if len(d.After) > 0 {
 		write := a.Indexer.Write
 		if w, ok := a.Indexer.(knownWriter); ok {
-			stored := make([]memory.Memory, 0, len(read))
-			for _, m := range read {
-				stored = append(stored, m)
+			write = func(ctx context.Context, ms []memory.Memory) error {
+				return w.WriteAfter(ctx, ms, slices.Collect(maps.Values(read)))
 			}
-			write = func(ctx context.Context, ms []memory.Memory) error { return w.WriteAfter(ctx, ms, stored) }
 		}
 		if err := write(ctx, d.After); err != nil {
 			return memory.Decision{}, temporalError(fmt.Errorf("write decision %s: %w", d.ID, err))
@@ -245,6 +238,16 @@ func (a *Activities) applyPlanned(ctx context.Context, d memory.Decision, read m
 		return memory.Decision{}, temporalError(err)
 	}
 	return d, nil
+}
+
+// verifyPlanned checks a decision against read, the current memories it
+// was planned from: ECONFLICT if one moved since, unless only the
+// decision's own writes moved them (a retry after some landed).
+func verifyPlanned(d memory.Decision, read map[string]memory.Memory) error {
+	if err := plan.VerifyCurrent(d, read); err != nil && !halfApplied(d, read) {
+		return temporalError(err)
+	}
+	return nil
 }
 
 // knownWriter writes memory versions given what the store held of them

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/hindsight-memory/hindsight/memory"
@@ -74,11 +75,16 @@ func (x *Indexer) Write(ctx context.Context, ms []memory.Memory) error {
 // before is not stored (the ledger, which has just read them to plan the
 // change). It saves reading them again.
 func (x *Indexer) WriteAfter(ctx context.Context, ms, before []memory.Memory) error {
-	prev := map[string]memory.Memory{}
-	for _, b := range before {
-		prev[b.ID] = b
+	return x.write(ctx, ms, byID(before))
+}
+
+// byID keys memories by ID.
+func byID(ms []memory.Memory) map[string]memory.Memory {
+	out := make(map[string]memory.Memory, len(ms))
+	for _, m := range ms {
+		out[m.ID] = m
 	}
-	return x.write(ctx, ms, prev)
+	return out
 }
 
 func (x *Indexer) write(ctx context.Context, ms []memory.Memory, known map[string]memory.Memory) error {
@@ -92,7 +98,7 @@ func (x *Indexer) write(ctx context.Context, ms []memory.Memory, known map[strin
 	if err := w.index(ctx); err != nil {
 		return err
 	}
-	w.observe()
+	x.observe(w.latest)
 	return nil
 }
 
@@ -106,18 +112,14 @@ func (x *Indexer) write(ctx context.Context, ms []memory.Memory, known map[strin
 // reconciles it), so a document staged and never stored is dropped by
 // readers, which take each memory's state from the store.
 func (x *Indexer) Stage(ctx context.Context, ms, before []memory.Memory) error {
-	prev := map[string]memory.Memory{}
-	for _, b := range before {
-		prev[b.ID] = b
-	}
-	w, err := x.prepare(ctx, ms, prev)
+	w, err := x.prepare(ctx, ms, byID(before))
 	if err != nil || w == nil {
 		return err
 	}
 	if err := w.index(ctx); err != nil {
 		return err
 	}
-	w.observe()
+	x.observe(w.latest)
 	return nil
 }
 
@@ -135,7 +137,7 @@ func (x *Indexer) Store(ctx context.Context, ms []memory.Memory) error {
 	if err := x.deps.Memories.PutMemories(ctx, ms); err != nil {
 		return errorf(op, err)
 	}
-	(&pendingWrite{x: x, latest: latestByTenant(ms)}).observe()
+	x.observe(latestByTenant(ms))
 	return nil
 }
 
@@ -219,17 +221,13 @@ func (w *pendingWrite) index(ctx context.Context) error {
 	return nil
 }
 
-// observe tells the cache the current versions written.
-func (w *pendingWrite) observe() {
-	if w.x.deps.Cache == nil {
+// observe tells the cache the current versions written, by tenant.
+func (x *Indexer) observe(latest map[string]map[string]memory.Memory) {
+	if x.deps.Cache == nil {
 		return
 	}
-	for tenant, byID := range w.latest {
-		cur := make([]memory.Memory, 0, len(byID))
-		for _, m := range byID {
-			cur = append(cur, m)
-		}
-		w.x.deps.Cache.Observe(tenant, cur)
+	for tenant, cur := range latest {
+		x.deps.Cache.Observe(tenant, slices.Collect(maps.Values(cur)))
 	}
 }
 

@@ -69,11 +69,8 @@ func (r Request) Validate() error {
 		if len(r.Candidates) > MaxCandidatesPerRequest {
 			return memory.Invalidf(op, "%s has %d candidates; the limit is %d", r.Op, len(r.Candidates), MaxCandidatesPerRequest)
 		}
-		for i, c := range r.Candidates {
-			if r.Op == OpMerge {
-				c = ClipCandidate(c) // distilled: applyRequest merges it clipped
-			}
-			if err := ValidateCandidate(c); err != nil {
+		for i := range r.Candidates {
+			if err := ValidateCandidate(r.Merged(i)); err != nil {
 				return memory.Invalidf(op, "candidate %d: %s", i, memory.ErrorMessage(err))
 			}
 		}
@@ -167,6 +164,15 @@ func ValidateCandidate(c memory.Candidate) error {
 		return memory.Invalidf(op, "scope %q is not one of shared, user:ID, agent:ID", c.Scope)
 	}
 	return nil
+}
+
+// Merged is candidate i as the ledger merges it: clipped when it was
+// distilled (OpMerge, ClipCandidate), as stated otherwise.
+func (r Request) Merged(i int) memory.Candidate {
+	if r.Op == OpMerge {
+		return ClipCandidate(r.Candidates[i])
+	}
+	return r.Candidates[i]
 }
 
 // ClipCandidate fits a distilled candidate into the limits, so that a long

@@ -325,13 +325,10 @@ func applyRequest(ctx workflow.Context, req ledger.Request) ledger.Reply {
 	now := workflow.Now(ctx).UTC()
 	switch req.Op {
 	case ledger.OpMerge, ledger.OpStore:
-		for i, c := range req.Candidates {
-			if req.Op == ledger.OpMerge {
-				c = ledger.ClipCandidate(c)
-			}
+		for i := range req.Candidates {
 			in := activities.PlanMergeInput{
 				Tenant: req.Tenant, RequestID: req.ID, Index: i, EpisodeID: req.EpisodeID,
-				WorkflowID: req.WorkflowID, Candidate: c, UserStated: req.Op == ledger.OpStore, Now: now,
+				WorkflowID: req.WorkflowID, Candidate: req.Merged(i), UserStated: req.Op == ledger.OpStore, Now: now,
 			}
 			d, err := planAndApply(ctx, func(ctx workflow.Context) workflow.Future {
 				return workflow.ExecuteActivity(withModelOptions(ctx), a.PlanMerge, in)
