@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -22,62 +21,115 @@ var exactStatuses = []memory.Status{memory.StatusLive, memory.StatusCold, memory
 // them while the batch runs, and a read it answers returns what the store
 // would. It holds every memory whose content hash is one of the batch's
 // candidates' (the exact-repeat look-ups of the whole batch in one query),
-// and every memory the batch has read by ID or written since.
+// every memory the candidates' neighbour searches found before the batch
+// began (warm), and every memory the batch has read by ID or written since.
 type batchState struct {
 	known map[string]memory.Memory // by ID, current version
-	// first is the first candidate's neighbours, searched while the
-	// batch's state was read (prefetchFirst), until that candidate uses
-	// them.
-	first *prefetch
+	// vectors are the candidates' embeddings, by embedded text, computed
+	// for the whole batch in one call (warm).
+	vectors map[string][]float32
 }
 
-// prefetch is the neighbours of one candidate, looked up before the batch
-// began: what neighbors returns for it, as no write of the batch can have
-// changed them.
-type prefetch struct {
-	tenant     string
-	decisionID string
-	neighbors  []memory.Neighbor
-	err        error
+// warmed is what warm found before the batch began: the candidates'
+// embeddings, and the memories their neighbour searches found, by tenant.
+type warmed struct {
+	vectors map[string][]float32
+	found   map[string][]memory.Memory
 }
 
-// prefetchFirst searches the neighbours of the batch's first candidate, if
-// it is valid, in the background; the channel gets the result, or a
-// prefetch with an error to ignore.
-func (a *Activities) prefetchFirst(ctx context.Context, in MergeRequestsInput) <-chan prefetch {
-	out := make(chan prefetch, 1)
-	for _, req := range in.Requests {
-		if req.Validate() != nil || len(req.Candidates) == 0 {
+// warm prepares the batch's neighbour look-ups in the background: it embeds
+// every valid candidate in one call, searches each one's neighbours as the
+// index has them now, and reads the memories found in one query per tenant.
+// Each candidate still searches its neighbours when its turn comes (the
+// batch's earlier decisions may have changed them), but then finds them
+// known, where it would have read them from the store. What it cannot do is
+// left to that turn: the channel gets what was done, and errors are not
+// reported here (the turn that needs the step meets them again).
+func (a *Activities) warm(ctx context.Context, reqs []ledger.Request) <-chan warmed {
+	type look struct {
+		tenant string
+		c      memory.Candidate
+		text   string
+	}
+	var looks []look
+	var texts []string
+	for _, req := range reqs {
+		if req.Validate() != nil {
 			continue
 		}
-		c := normalizeCandidate(req.Merged(0))
-		if ledger.ValidateCandidate(c) != nil {
-			break
+		for i := range req.Candidates {
+			c := normalizeCandidate(req.Merged(i))
+			if ledger.ValidateCandidate(c) != nil {
+				continue
+			}
+			text := candidateText(c)
+			looks = append(looks, look{req.Tenant, c, text})
+			if !slices.Contains(texts, text) {
+				texts = append(texts, text)
+			}
 		}
-		go func() {
-			ns, err := a.neighbors(ctx, req.Tenant, c, nil)
-			out <- prefetch{tenant: req.Tenant, decisionID: mergeDecisionID(req.Tenant, req.ID, 0, c), neighbors: ns, err: err}
-		}()
-		return out
 	}
-	out <- prefetch{err: errNoPrefetch}
+	out := make(chan warmed, 1)
+	go func() {
+		w := warmed{vectors: map[string][]float32{}, found: map[string][]memory.Memory{}}
+		defer func() { out <- w }()
+		for part := range slices.Chunk(texts, embedBatch) {
+			vecs, err := a.Embedder.Embed(ctx, part)
+			if err != nil || len(vecs) != len(part) {
+				return
+			}
+			for i, text := range part {
+				w.vectors[text] = vecs[i]
+			}
+		}
+		ids := map[string][]string{}
+		for _, l := range looks {
+			similar, err := a.similar(ctx, l.tenant, l.c, w.vectors[l.text])
+			if err != nil {
+				return
+			}
+			for _, id := range similar.ids() {
+				if !slices.Contains(ids[l.tenant], id) {
+					ids[l.tenant] = append(ids[l.tenant], id)
+				}
+			}
+		}
+		for tenant, want := range ids {
+			// Unscoped, as batchState.memories reads: a memory read is known
+			// whatever the scope asked.
+			ms, err := a.Store.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: want})
+			if err != nil {
+				return
+			}
+			w.found[tenant] = ms
+		}
+	}()
 	return out
 }
 
-var errNoPrefetch = errors.New("no candidate to prefetch")
+// embedBatch bounds the texts of one Embed call.
+const embedBatch = 64
 
-// prefetched returns the prefetched neighbours of the candidate whose
-// decision is decisionID, once, and makes their memories known.
-func (b *batchState) prefetched(decisionID string) ([]memory.Neighbor, bool) {
-	if b == nil || b.first == nil || b.first.decisionID != decisionID {
-		return nil, false
+// candidateText is the text of a candidate that is embedded.
+func candidateText(c memory.Candidate) string {
+	return memory.EmbedText(memory.Memory{Content: c.Content, CounterExample: c.CounterExample})
+}
+
+// embedding is the embedding of text: the batch's, or the embedder's.
+func (b *batchState) embedding(ctx context.Context, e memory.Embedder, text string) ([]float32, error) {
+	if b != nil {
+		if v, ok := b.vectors[text]; ok {
+			return v, nil
+		}
 	}
-	ns := b.first.neighbors
-	b.first = nil
-	for _, n := range ns {
-		b.saw([]memory.Memory{n.Memory})
+	vecs, err := e.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, err
 	}
-	return ns, true
+	if len(vecs) != 1 {
+		return nil, fmt.Errorf("embedder returned %d vectors for 1 text", len(vecs))
+	}
+	return vecs[0], nil
 }
 
 // readBatch reads, per tenant, the memories the batch's exact-repeat
@@ -102,7 +154,7 @@ func (a *Activities) readBatch(ctx context.Context, reqs []ledger.Request) (map[
 		if err != nil {
 			return nil, err
 		}
-		b := &batchState{known: map[string]memory.Memory{}}
+		b := &batchState{known: map[string]memory.Memory{}, vectors: map[string][]float32{}}
 		b.saw(ms)
 		out[tenant] = b
 	}

@@ -207,3 +207,56 @@ func TestMergeBatchCutShortResumes(t *testing.T) {
 		})
 	}
 }
+
+// countingStore counts the reads of memories by ID.
+type countingStore struct {
+	*memory.MemStore
+	byID int
+}
+
+func (s *countingStore) Memories(ctx context.Context, f memory.MemoryFilter) ([]memory.Memory, error) {
+	if len(f.IDs) > 0 {
+		s.byID++
+	}
+	return s.MemStore.Memories(ctx, f)
+}
+
+// TestMergeBatchReadsNeighboursOnce merges a batch whose every candidate
+// has neighbours to judge: the batch reads them from the store in one
+// query before it begins, where each candidate read its own.
+func TestMergeBatchReadsNeighboursOnce(t *testing.T) {
+	backing := memory.NewMemStore()
+	store := &countingStore{MemStore: backing}
+	f := newFixtureOn(t, backing, store, false)
+	run[[]ledger.Reply](t, f, f.acts.MergeRequests, activities.MergeRequestsInput{Requests: batchRequests(), Now: now})
+	c := func(kind memory.Kind, content string) memory.Candidate {
+		return memory.Candidate{Kind: kind, Content: content}
+	}
+	again := []ledger.Request{
+		{ID: "merge/t1", Tenant: "acme", Op: ledger.OpMerge, EpisodeID: "ep-t1", WorkflowID: "session/t1", Candidates: []memory.Candidate{
+			c(memory.KindPreference, "Report timestamps should be given in UTC, please."),
+			c(memory.KindLesson, "Decode the CSV export as GBK before parsing; UTF-8 garbles its column names.")}},
+		{ID: "merge/t2", Tenant: "acme", Op: ledger.OpMerge, EpisodeID: "ep-t2", WorkflowID: "session/t2", Candidates: []memory.Candidate{
+			c(memory.KindFact, "The staging database is reached through bastion.acme.dev, the bastion host."),
+			c(memory.KindRule, "Never deploy to production on a Friday afternoon.")}},
+	}
+	store.byID = 0
+	replies := run[[]ledger.Reply](t, f, f.acts.MergeRequests, activities.MergeRequestsInput{Requests: again, Now: now})
+	judged := 0
+	for _, r := range replies {
+		if r.Error != "" {
+			t.Fatalf("request %s failed: %s", r.RequestID, r.Error)
+		}
+		for _, d := range r.Decisions {
+			if d.Judge != "" && d.Judge != "prefilter" { // neither an exact repeat nor without neighbours
+				judged++
+			}
+		}
+	}
+	if judged != 4 {
+		t.Fatalf("the judge saw %d of the 4 candidates: the test needs every one to have neighbours", judged)
+	}
+	if store.byID != 1 {
+		t.Errorf("the batch read memories by ID %d times, want once (before it began)", store.byID)
+	}
+}

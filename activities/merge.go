@@ -41,8 +41,8 @@ type MergeRequestsInput struct {
 // is written.
 func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) ([]ledger.Reply, error) {
 	// The reads every batch makes are independent of each other, and so is
-	// the search for its first candidate's neighbours, which nothing in
-	// the batch can have changed yet: they run at once.
+	// the look-up of its candidates' neighbours as they are before it
+	// begins: they run at once.
 	var batch map[string]*batchState
 	var batchErr error
 	read := make(chan struct{})
@@ -50,23 +50,29 @@ func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) (
 		defer close(read)
 		batch, batchErr = a.readBatch(ctx, in.Requests)
 	}()
-	first := a.prefetchFirst(ctx, in)
+	warm := a.warm(ctx, in.Requests)
 	logged, err := a.loggedDecisions(ctx, in.Requests)
 	<-read
-	pre := <-first
+	pre := <-warm
 	if err = cmp.Or(err, batchErr); err != nil {
 		return nil, temporalError(err)
 	}
 	// A retry: what the log has and the store lacks is stored first, and
-	// then the batch's state is read again.
-	if redone, err := a.redo(ctx, logged); err != nil {
+	// then the batch's state is read again (what warm read is older).
+	redone, err := a.redo(ctx, logged)
+	if err != nil {
 		return nil, temporalError(err)
-	} else if redone {
+	}
+	if redone {
 		if batch, err = a.readBatch(ctx, in.Requests); err != nil {
 			return nil, temporalError(err)
 		}
-	} else if pre.err == nil && batch[pre.tenant] != nil {
-		batch[pre.tenant].first = &pre
+	}
+	for tenant, b := range batch {
+		b.vectors = pre.vectors
+		if !redone {
+			b.saw(pre.found[tenant])
+		}
 	}
 	w := a.batchWriter()
 	replies := make([]ledger.Reply, 0, len(in.Requests))
@@ -317,9 +323,7 @@ func (a *Activities) planMerge(ctx context.Context, in PlanMergeInput, logged ma
 		read[exact[0].ID] = exact[0]
 		mi.Exact = &exact[0]
 	} else {
-		if ns, ok := batch.prefetched(id); ok {
-			mi.Neighbors = ns
-		} else if mi.Neighbors, err = a.neighbors(ctx, in.Tenant, c, batch); err != nil {
+		if mi.Neighbors, err = a.neighbors(ctx, in.Tenant, c, batch); err != nil {
 			return memory.Decision{}, nil, temporalError(err)
 		}
 		for _, n := range mi.Neighbors {
@@ -357,66 +361,87 @@ func mergeDecisionID(tenant, requestID string, index int, c memory.Candidate) st
 // catches paraphrases a lexical embedder scores low; the judge, which only
 // merges on positive evidence, decides.
 func (a *Activities) neighbors(ctx context.Context, tenant string, c memory.Candidate, batch *batchState) ([]memory.Neighbor, error) {
-	text := memory.EmbedText(memory.Memory{Content: c.Content, CounterExample: c.CounterExample})
-	vecs, err := a.Embedder.Embed(ctx, []string{text})
+	vec, err := batch.embedding(ctx, a.Embedder, candidateText(c))
 	if err != nil {
 		return nil, fmt.Errorf("embed candidate: %w", err)
 	}
-	// Merging stays within the candidate's scope.
-	f := memory.VectorFilter{Tenant: tenant, Scopes: []memory.Scope{c.Scope.Norm()}, Kinds: c.Kind.Comparable(), Statuses: []string{string(memory.StatusLive)}}
-	hits, err := a.Index.Search(ctx, memory.CollectionMemories, vecs[0], f, max(a.Merge.MaxNeighbors, 1))
+	found, err := a.similar(ctx, tenant, c, vec)
 	if err != nil {
-		return nil, fmt.Errorf("search similar memories: %w", err)
+		return nil, err
 	}
-	threshold := a.threshold()
-	sim := map[string]float64{}
-	var ids []string
-	for _, h := range hits {
-		if h.Score >= threshold {
-			sim[h.Doc.ID] = h.Score
-			ids = append(ids, h.Doc.ID)
-		}
-	}
-	var lexical []string
-	if a.Keywords != nil && a.Merge.KeywordNeighbors > 0 {
-		kw, err := a.Keywords.Similar(ctx, c.Content, f, a.Merge.KeywordNeighbors)
-		if err != nil {
-			return nil, fmt.Errorf("search memories sharing words: %w", err)
-		}
-		for _, id := range kw {
-			if _, ok := sim[id]; !ok {
-				lexical = append(lexical, id)
-			}
-		}
-		// Their similarity, for the judge and the audit log.
-		docs, err := a.Index.Get(ctx, memory.CollectionMemories, tenant, lexical)
-		if err != nil {
-			return nil, fmt.Errorf("read vectors of memories sharing words: %w", err)
-		}
-		for _, d := range docs {
-			sim[d.ID] = memory.Cosine(vecs[0], d.Vector)
-		}
-	}
-	if len(ids)+len(lexical) == 0 {
+	ids := found.ids()
+	if len(ids) == 0 {
 		return nil, nil
 	}
 	// The vector index is derived; the store says what each memory is now,
 	// and Prefilter drops any that is no longer live.
-	current, err := batch.memories(ctx, a.Store, memory.MemoryFilter{Tenant: tenant, Scopes: f.Scopes, IDs: append(ids, lexical...)})
+	current, err := batch.memories(ctx, a.Store, memory.MemoryFilter{Tenant: tenant, Scopes: []memory.Scope{c.Scope.Norm()}, IDs: ids})
 	if err != nil {
 		return nil, err
 	}
 	var byVector, byWords []memory.Neighbor
 	for _, m := range current {
-		n := memory.Neighbor{Memory: m, Similarity: sim[m.ID]}
-		if slices.Contains(lexical, m.ID) {
+		n := memory.Neighbor{Memory: m, Similarity: found.sim[m.ID]}
+		if slices.Contains(found.lexical, m.ID) {
 			byWords = append(byWords, n)
 		} else {
 			byVector = append(byVector, n)
 		}
 	}
+	threshold := a.threshold()
 	out := merge.Prefilter(byVector, threshold, a.Merge.MaxNeighbors)
 	return append(out, merge.Prefilter(byWords, -1, a.Merge.KeywordNeighbors)...), nil
+}
+
+// similarMemories are the IDs a neighbour search found: by vector (at
+// least the threshold similar) and, of the others, by shared words; with
+// each one's vector similarity.
+type similarMemories struct {
+	vector, lexical []string
+	sim             map[string]float64
+}
+
+func (s similarMemories) ids() []string { return append(slices.Clone(s.vector), s.lexical...) }
+
+// similar searches the index for the memories the candidate (embedded as
+// vec) should be judged against: the first step of neighbors, which the
+// store's reads follow.
+func (a *Activities) similar(ctx context.Context, tenant string, c memory.Candidate, vec []float32) (similarMemories, error) {
+	// Merging stays within the candidate's scope.
+	f := memory.VectorFilter{Tenant: tenant, Scopes: []memory.Scope{c.Scope.Norm()}, Kinds: c.Kind.Comparable(), Statuses: []string{string(memory.StatusLive)}}
+	hits, err := a.Index.Search(ctx, memory.CollectionMemories, vec, f, max(a.Merge.MaxNeighbors, 1))
+	if err != nil {
+		return similarMemories{}, fmt.Errorf("search similar memories: %w", err)
+	}
+	threshold := a.threshold()
+	out := similarMemories{sim: map[string]float64{}}
+	for _, h := range hits {
+		if h.Score >= threshold {
+			out.sim[h.Doc.ID] = h.Score
+			out.vector = append(out.vector, h.Doc.ID)
+		}
+	}
+	if a.Keywords == nil || a.Merge.KeywordNeighbors <= 0 {
+		return out, nil
+	}
+	kw, err := a.Keywords.Similar(ctx, c.Content, f, a.Merge.KeywordNeighbors)
+	if err != nil {
+		return similarMemories{}, fmt.Errorf("search memories sharing words: %w", err)
+	}
+	for _, id := range kw {
+		if _, ok := out.sim[id]; !ok {
+			out.lexical = append(out.lexical, id)
+		}
+	}
+	// Their similarity, for the judge and the audit log.
+	docs, err := a.Index.Get(ctx, memory.CollectionMemories, tenant, out.lexical)
+	if err != nil {
+		return similarMemories{}, fmt.Errorf("read vectors of memories sharing words: %w", err)
+	}
+	for _, d := range docs {
+		out.sim[d.ID] = memory.Cosine(vec, d.Vector)
+	}
+	return out, nil
 }
 
 // threshold is the configured pre-filter threshold, or the default for
