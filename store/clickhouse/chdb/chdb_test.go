@@ -379,3 +379,51 @@ func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
 }
 func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
+
+// TestDeadlinesDoNotResetSessions sends statements whose callers have
+// different deadlines, in turn: each deadline becomes a max_execution_time
+// the engine enforces, yet the sessions are not SET anew for every
+// statement, as they were when each deadline was its own value.
+func TestDeadlinesDoNotResetSessions(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	defer s.Close()
+	rt := &transport{eng: s.eng, database: "default"}
+	run := func(timeout time.Duration) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://chdb/?default_format=TSV",
+			strings.NewReader("SELECT getSetting('max_execution_time')"))
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d: %s", resp.StatusCode, b)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	before := s.eng.sets.Load()
+	for i := range 10 {
+		short := 30*time.Second - time.Duration(i)*time.Second
+		if got := run(short); got != "32" {
+			t.Fatalf("max_execution_time for a caller with %v left = %s, want 32", short, got)
+		}
+		long := 500*time.Second + time.Duration(i)*time.Second
+		if got := run(long); got != "512" {
+			t.Fatalf("max_execution_time for a caller with %v left = %s, want 512", long, got)
+		}
+	}
+	if sets := s.eng.sets.Load() - before; sets > 2 {
+		t.Errorf("20 statements of two callers ran %d SETs, want one per caller's bound", sets)
+	}
+}
+
+func TestExecutionBound(t *testing.T) {
+	for secs, want := range map[int]int{1: 1, 2: 2, 33: 64, 64: 64, 125: 128, 605: 1024} {
+		if got := executionBound(secs); got != want || got < secs || got >= 2*secs && secs > 1 {
+			t.Errorf("executionBound(%d) = %d, want %d: at least secs and less than twice it", secs, got, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -34,8 +36,12 @@ type engine struct {
 	// writes counts memory writes (memory.WriteCounter).
 	writes memory.WriteCounts
 
+	// sets counts the statements run to change a session's settings.
+	sets atomic.Uint64
+
 	mu     sync.Mutex
 	idle   []*session
+	pooled int // sessions of the pool, idle or in use
 	refs   int
 	closed bool
 }
@@ -91,6 +97,7 @@ func acquireEngine(libPath, dir string, sessions int) (*engine, error) {
 		return nil, err
 	}
 	e.idle = append(e.idle, s)
+	e.pooled = 1
 	current = e
 	return e, nil
 }
@@ -161,8 +168,12 @@ func (e *engine) closeSession(s *session) {
 	guardSignals(func() { e.lib.closeConn(s.outer) })
 }
 
-// acquire takes a session, waiting for a free slot.
-func (e *engine) acquire(ctx context.Context) (*session, error) {
+// acquire takes a session, waiting for a free slot. It prefers an idle
+// session that already has settings, which needs no SET; else, while the
+// pool has room, a new one (which keeps its settings for requests like
+// this one); else the one idle longest, so that the sessions used since
+// keep theirs.
+func (e *engine) acquire(ctx context.Context, settings map[string]string) (*session, error) {
 	select {
 	case e.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -174,15 +185,23 @@ func (e *engine) acquire(ctx context.Context) (*session, error) {
 		<-e.slots
 		return nil, errors.New("chdb: the engine is closed")
 	}
-	if n := len(e.idle); n > 0 {
-		s := e.idle[n-1]
-		e.idle = e.idle[:n-1]
+	i := slices.IndexFunc(e.idle, func(s *session) bool { return maps.Equal(s.settings, settings) })
+	if i < 0 && e.pooled >= cap(e.slots) && len(e.idle) > 0 {
+		i = 0
+	}
+	if i >= 0 {
+		s := e.idle[i]
+		e.idle = slices.Delete(e.idle, i, i+1)
 		e.mu.Unlock()
 		return s, nil
 	}
+	e.pooled++
 	e.mu.Unlock()
 	s, err := e.newSession()
 	if err != nil {
+		e.mu.Lock()
+		e.pooled--
+		e.mu.Unlock()
 		<-e.slots
 		return nil, err
 	}

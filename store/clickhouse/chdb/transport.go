@@ -159,11 +159,16 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// chDB cannot be interrupted mid-statement; let the engine stop the
 		// query itself when the caller's deadline passes.
 		if _, set := r.settings["max_execution_time"]; !set {
-			secs := math.Ceil(time.Until(dl).Seconds())
-			if secs < 1 {
+			left := time.Until(dl)
+			if left < time.Second {
 				return nil, context.DeadlineExceeded
 			}
-			r.settings["max_execution_time"] = strconv.Itoa(int(secs))
+			r.settings["max_execution_time"] = strconv.Itoa(int(math.Ceil(left.Seconds())))
+		}
+	}
+	if v, ok := r.settings["max_execution_time"]; ok {
+		if secs, err := strconv.Atoi(v); err == nil && secs > 0 {
+			r.settings["max_execution_time"] = strconv.Itoa(executionBound(secs))
 		}
 	}
 	key, describe := t.describeKey(r)
@@ -181,13 +186,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		defer t.described.clear() // after the statement, whatever its outcome
 	}
 	readonly := r.settings["readonly"] != "" && r.settings["readonly"] != "0"
-	acquire := t.eng.acquire
+	var s *session
 	if readonly {
 		// readonly cannot be lifted once set, so a read-only query gets a
 		// session of its own, thrown away afterwards.
-		acquire = t.eng.freshSession
+		s, err = t.eng.freshSession(ctx)
+	} else {
+		s, err = t.eng.acquire(ctx, r.settings)
 	}
-	s, err := acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -206,6 +212,20 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Header.Set("X-ClickHouse-Format", r.format)
 	resp.Header.Set("X-ClickHouse-Summary", fmt.Sprintf(`{"written_rows":"%d"}`, rows))
 	return resp, nil
+}
+
+// executionBound is the max_execution_time the engine enforces for one of
+// secs: secs rounded up to a power of two, so less than twice secs. The
+// driver derives the setting from each caller's deadline, which differ by
+// the second, and a session whose setting changes runs a SET first (a
+// statement of its own); a few rounded values let the pooled sessions keep
+// theirs (engine.acquire picks a session that has it).
+func executionBound(secs int) int {
+	bound := 1
+	for bound < secs {
+		bound *= 2
+	}
+	return bound
 }
 
 func (t *transport) serve(ctx context.Context, s *session, r *request) ([]byte, uint64, error) {
@@ -348,6 +368,7 @@ func (e *engine) prepare(s *session, database string, settings map[string]string
 	}
 	// SET checks every assignment before applying any, so on failure the
 	// session keeps the settings it had.
+	e.sets.Add(1)
 	if _, _, err := e.query(s, "SET "+strings.Join(assign, ", "), "TabSeparated", nil); err != nil {
 		return err
 	}
