@@ -49,10 +49,12 @@ serve() {
 
 rows=("--clients 1 --tenants 1 --stores 0" "--clients 16 --tenants 1 --stores 0" "--clients 16 --tenants 8")
 skip=1 # the table's header, printed once
-for name in old head; do
-	label=$baseline
-	[[ $name == head ]] && label=HEAD
-	for r in "${!rows[@]}"; do
+# Row by row, each build in turn: the machine's speed drifts over a run,
+# and this keeps each pair of rows it compares minutes apart, not a half-hour.
+for r in "${!rows[@]}"; do
+	for name in old head; do
+		label=$baseline
+		[[ $name == head ]] && label=HEAD
 		serve "$work/$name" "$work/data-$name-$r"
 		# shellcheck disable=SC2086
 		"$work/head" bench write --url "$url" --tokens "$work/tokens" ${rows[$r]} --label "$label" "${flags[@]}" | tail -n +$skip
