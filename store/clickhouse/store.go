@@ -28,8 +28,6 @@ type Store struct {
 	clock func() time.Time
 	// lease is migrationLease; tests shorten it.
 	lease time.Duration
-	// inserts combines concurrent inserts into a table (combine.go).
-	inserts insertQueues
 }
 
 var _ memory.EpisodicStore = (*Store)(nil)
@@ -429,6 +427,29 @@ func (s *Store) queryRows(ctx context.Context, op, query string, scan func(drive
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("clickhouse: %s: %w", op, err)
+	}
+	return nil
+}
+
+// insert sends rows as one Native-format batch with an explicit column list.
+func (s *Store) insert(ctx context.Context, op, table, columns string, n int, row func(i int) []any) error {
+	if n == 0 {
+		return nil
+	}
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	batch, err := s.conn.PrepareBatch(insertCtx(ctx), "INSERT INTO "+table+" ("+columns+")")
+	if err != nil {
+		return fmt.Errorf("clickhouse: %s: prepare: %w", op, err)
+	}
+	defer batch.Close()
+	for i := range n {
+		if err := batch.Append(row(i)...); err != nil {
+			return fmt.Errorf("clickhouse: %s: row %d: %w", op, i, err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return fmt.Errorf("clickhouse: %s: send %d rows: %w", op, n, err)
 	}
 	return nil
 }
