@@ -11,6 +11,7 @@ import (
 	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/memory/storetest"
 )
 
 // flakyStore fails its next failPuts memory writes and failLogs decision
@@ -208,25 +209,12 @@ func TestMergeBatchCutShortResumes(t *testing.T) {
 	}
 }
 
-// countingStore counts the reads of memories by ID.
-type countingStore struct {
-	*memory.MemStore
-	byID int
-}
-
-func (s *countingStore) Memories(ctx context.Context, f memory.MemoryFilter) ([]memory.Memory, error) {
-	if len(f.IDs) > 0 {
-		s.byID++
-	}
-	return s.MemStore.Memories(ctx, f)
-}
-
 // TestMergeBatchReadsNeighboursOnce merges a batch whose every candidate
 // has neighbours to judge: the batch reads them from the store in one
 // query before it begins, where each candidate read its own.
 func TestMergeBatchReadsNeighboursOnce(t *testing.T) {
 	backing := memory.NewMemStore()
-	store := &countingStore{MemStore: backing}
+	store := storetest.NewCountingStore(backing)
 	f := newFixtureOn(t, backing, store, false)
 	run[[]ledger.Reply](t, f, f.acts.MergeRequests, activities.MergeRequestsInput{Requests: batchRequests(), Now: now})
 	c := func(kind memory.Kind, content string) memory.Candidate {
@@ -240,7 +228,7 @@ func TestMergeBatchReadsNeighboursOnce(t *testing.T) {
 			c(memory.KindFact, "The staging database is reached through bastion.acme.dev, the bastion host."),
 			c(memory.KindRule, "Never deploy to production on a Friday afternoon.")}},
 	}
-	store.byID = 0
+	store.Reset()
 	replies := run[[]ledger.Reply](t, f, f.acts.MergeRequests, activities.MergeRequestsInput{Requests: again, Now: now})
 	judged := 0
 	for _, r := range replies {
@@ -256,7 +244,7 @@ func TestMergeBatchReadsNeighboursOnce(t *testing.T) {
 	if judged != 4 {
 		t.Fatalf("the judge saw %d of the 4 candidates: the test needs every one to have neighbours", judged)
 	}
-	if store.byID != 1 {
-		t.Errorf("the batch read memories by ID %d times, want once (before it began)", store.byID)
+	if n := store.ReadsByID(); n != 1 {
+		t.Errorf("the batch read memories by ID %d times, want once (before it began)", n)
 	}
 }

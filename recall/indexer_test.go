@@ -8,6 +8,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/index"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/memory/storetest"
 )
 
 func TestIndexerIdempotent(t *testing.T) {
@@ -217,22 +218,9 @@ func TestTenantEviction(t *testing.T) {
 	}
 }
 
-// countingStore counts Memories calls that name IDs.
-type countingStore struct {
-	*memory.MemStore
-	byID int
-}
-
-func (s *countingStore) Memories(ctx context.Context, f memory.MemoryFilter) ([]memory.Memory, error) {
-	if len(f.IDs) > 0 {
-		s.byID++
-	}
-	return s.MemStore.Memories(ctx, f)
-}
-
 func TestVectorHitUnknownToStoreIsSkipped(t *testing.T) {
 	ctx := context.Background()
-	store := &countingStore{MemStore: memory.NewMemStore()}
+	store := storetest.NewCountingStore(memory.NewMemStore())
 	vectors := memory.NewMemIndex(64)
 	emb := &wordEmbedder{dim: 64}
 	eng, err := New(Config{NoUsage: true}, Deps{Memories: store, Index: vectors, Embedder: emb, Clock: fixedClock(base)})
@@ -252,7 +240,7 @@ func TestVectorHitUnknownToStoreIsSkipped(t *testing.T) {
 			t.Fatalf("recall = %v, %v; want nothing", ids(r), err)
 		}
 	}
-	if store.byID != 1 {
-		t.Fatalf("the store was asked %d times for the orphan, want once", store.byID)
+	if n := store.ReadsByID(); n != 1 {
+		t.Fatalf("the store was asked %d times for the orphan, want once", n)
 	}
 }

@@ -128,6 +128,21 @@ func TestDataDirectoryIsExclusiveToOneProcess(t *testing.T) {
 
 // Settings sent with one request apply to that request only: the session
 // goes back to the defaults for the next one.
+// roundTrip sends req through rt and returns the body of its answer,
+// which must be 200 OK.
+func roundTrip(t *testing.T, rt *transport, req *http.Request) string {
+	t.Helper()
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	return string(b)
+}
+
 func TestSettingsApplyPerRequest(t *testing.T) {
 	s := openTest(t, t.TempDir())
 	defer s.Close()
@@ -135,15 +150,7 @@ func TestSettingsApplyPerRequest(t *testing.T) {
 	get := func(url string) string {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader("SELECT getSetting('max_threads')"))
-		resp, err := rt.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("status %d: %s", resp.StatusCode, b)
-		}
-		return strings.TrimSpace(string(b))
+		return strings.TrimSpace(roundTrip(t, rt, req))
 	}
 	def := get("http://chdb/?default_format=TSV")
 	if got := get("http://chdb/?default_format=TSV&max_threads=7"); got != "7" {
@@ -164,15 +171,7 @@ func TestDescribeIsCachedUntilTheTableChanges(t *testing.T) {
 	run := func(sql string) string {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, "http://chdb/?default_format=TSV", strings.NewReader(sql))
-		resp, err := rt.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s: status %d: %s", sql, resp.StatusCode, b)
-		}
-		return string(b)
+		return roundTrip(t, rt, req)
 	}
 	run("CREATE TABLE described (a String) ENGINE = MergeTree ORDER BY a")
 	first := run("DESCRIBE TABLE described")
@@ -394,15 +393,7 @@ func TestDeadlinesDoNotResetSessions(t *testing.T) {
 		defer cancel()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://chdb/?default_format=TSV",
 			strings.NewReader("SELECT getSetting('max_execution_time')"))
-		resp, err := rt.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("status %d: %s", resp.StatusCode, b)
-		}
-		return strings.TrimSpace(string(b))
+		return strings.TrimSpace(roundTrip(t, rt, req))
 	}
 	before := s.eng.sets.Load()
 	for i := range 10 {
