@@ -154,7 +154,7 @@ func (a *Activities) readBatch(ctx context.Context, reqs []ledger.Request) (map[
 		if err != nil {
 			return nil, err
 		}
-		b := &batchState{known: map[string]memory.Memory{}, vectors: map[string][]float32{}}
+		b := &batchState{known: map[string]memory.Memory{}}
 		b.saw(ms)
 		out[tenant] = b
 	}

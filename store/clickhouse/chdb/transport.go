@@ -155,21 +155,20 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return errorResponse(req, http.StatusBadRequest, 0, err.Error()), nil
 	}
 	ctx := req.Context()
-	if dl, ok := ctx.Deadline(); ok {
-		// chDB cannot be interrupted mid-statement; let the engine stop the
-		// query itself when the caller's deadline passes.
-		if _, set := r.settings["max_execution_time"]; !set {
-			left := time.Until(dl)
-			if left < time.Second {
-				return nil, context.DeadlineExceeded
-			}
-			r.settings["max_execution_time"] = strconv.Itoa(int(math.Ceil(left.Seconds())))
+	// chDB cannot be interrupted mid-statement; let the engine stop the
+	// query itself when the caller's deadline passes.
+	secs := 0
+	if v, set := r.settings["max_execution_time"]; set {
+		secs, _ = strconv.Atoi(v) // not a count of seconds: left as given
+	} else if dl, ok := ctx.Deadline(); ok {
+		left := time.Until(dl)
+		if left < time.Second {
+			return nil, context.DeadlineExceeded
 		}
+		secs = int(math.Ceil(left.Seconds()))
 	}
-	if v, ok := r.settings["max_execution_time"]; ok {
-		if secs, err := strconv.Atoi(v); err == nil && secs > 0 {
-			r.settings["max_execution_time"] = strconv.Itoa(executionBound(secs))
-		}
+	if secs > 0 {
+		r.settings["max_execution_time"] = strconv.Itoa(executionBound(secs))
 	}
 	key, describe := t.describeKey(r)
 	var gen uint64
