@@ -115,6 +115,20 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 			st.Close()
 		}
 	}()
+	// The MCP port is taken before anything else starts: the embedded
+	// Temporal server picks its internal ports, and its clients their
+	// local ones, from the ports free at the time, which a free port asked
+	// for (as in tests) is until it is bound.
+	mcpLn, err := listen(o.stack.mcpAddr, "the MCP server", "--mcp-addr")
+	if err != nil {
+		return nil, err
+	}
+	st.closers = append(st.closers, func() error {
+		if st.http == nil {
+			return mcpLn.Close()
+		}
+		return nil
+	})
 
 	st.temporal, err = devserver.Start(ctx, devserver.Config{
 		DataDir:      filepath.Join(dataDir, "temporal"),
@@ -189,10 +203,7 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	st.http, err = listenHTTP(o.stack.mcpAddr, "the MCP server", "--mcp-addr", mcpMux(mcp, tokens, o.stack.tenant, sessions, ops, ui), log)
-	if err != nil {
-		return nil, err
-	}
+	st.http = serveHTTP(mcpLn, "the MCP server", mcpMux(mcp, tokens, o.stack.tenant, sessions, ops, ui), log)
 	st.closers = append(st.closers, st.http.Close)
 
 	if o.clickhouseHTTP != "" && st.runtime.ChDB != nil {

@@ -96,17 +96,32 @@ type httpServer struct {
 }
 
 func listenHTTP(addr, what, flagName string, h http.Handler, log *slog.Logger) (*httpServer, error) {
+	ln, err := listen(addr, what, flagName)
+	if err != nil {
+		return nil, err
+	}
+	return serveHTTP(ln, what, h, log), nil
+}
+
+// listen opens a listener on addr, for a server named what that its flag
+// flagName configures.
+func listen(addr, what, flagName string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s cannot listen on %s: %w (choose another address with %s)", what, addr, err, flagName)
 	}
+	return ln, nil
+}
+
+// serveHTTP serves handler on ln, opened by listen.
+func serveHTTP(ln net.Listener, what string, h http.Handler, log *slog.Logger) *httpServer {
 	s := &httpServer{srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, ln: ln, log: log}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server stopped", "what", what, "error", err)
 		}
 	}()
-	return s, nil
+	return s
 }
 
 func (s *httpServer) Addr() string { return s.ln.Addr().String() }
