@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -416,5 +417,55 @@ func TestExecutionBound(t *testing.T) {
 		if got := executionBound(secs); got != want || got < secs || got >= 2*secs && secs > 1 {
 			t.Errorf("executionBound(%d) = %d, want %d: at least secs and less than twice it", secs, got, want)
 		}
+	}
+}
+
+// TestSmallPartsPackTheirSkipIndexes stores an event and finds its part's
+// skip indexes in one archive (without the setting, the events table's
+// part has two files for each of its four indexes), and that after opening
+// the store again no table is left to pack.
+func TestSmallPartsPackTheirSkipIndexes(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	ctx := context.Background()
+	ev := memory.Event{ID: "e0", Tenant: "acme", SessionID: "s1", Role: memory.RoleUser, Content: "use the staging database", TS: time.Now()}
+	if err := s.AppendEvents(ctx, []memory.Event{ev}); err != nil {
+		t.Fatal(err)
+	}
+	var packed, perIndex int
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.Name() == "skp_idx.packed":
+			packed++
+		case strings.HasPrefix(d.Name(), "skp_idx_"):
+			perIndex++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if packed == 0 || perIndex != 0 {
+		t.Fatalf("parts hold %d packed skip-index archives and %d skip-index files, want at least one archive and no files", packed, perIndex)
+	}
+	got, err := s.SessionEvents(ctx, "acme", "s1")
+	if err != nil || len(got) != 1 || got[0].Content != ev.Content {
+		t.Fatalf("events read back = %v, %v; want the one stored", got, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openTest(t, dir)
+	defer s.Close()
+	sess, err := s.eng.acquire(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.eng.put(sess, true)
+	if left, err := unpacked(s.eng, sess, s.database); err != nil || len(left) != 0 {
+		t.Fatalf("tables left unpacked after opening again = %v, %v; want none", left, err)
 	}
 }
