@@ -59,13 +59,23 @@ clients and 1 tenant, 16 clients and 8 tenants.`)
 	if *sessions < 1 {
 		return fmt.Errorf("--sessions must be at least 1")
 	}
+	// The rows' data directories go when the run ends, not each after its
+	// row: deleting a store's thousands of files slows creating files for
+	// minutes after on some file systems (ext4 without a journal skips
+	// every inode freed in the last five minutes), and that would fall on
+	// the next row.
+	work, err := os.MkdirTemp("", "hindsight-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
 	var results []benchResult
 	for i, row := range rows {
 		row.Sessions, row.Stores = *sessions, 0
 		if i == len(rows)-1 {
 			row.Stores = *stores
 		}
-		target, done, err := benchTarget(ctx, *url, *tokens, row.Tenants)
+		target, done, err := benchTarget(ctx, *url, *tokens, row.Tenants, work)
 		if err != nil {
 			return err
 		}
@@ -127,9 +137,10 @@ type benchEndpoint struct {
 	names  []string // the tenants
 }
 
-// benchTarget returns the endpoint for a row: a fresh embedded stack, or
-// the running one at url; done stops what it started.
-func benchTarget(ctx context.Context, url, tokensFile string, tenants int) (benchEndpoint, func(), error) {
+// benchTarget returns the endpoint for a row: a fresh embedded stack (in
+// a new directory under work, which it leaves), or the running one at url;
+// done stops what it started.
+func benchTarget(ctx context.Context, url, tokensFile string, tenants int, work string) (benchEndpoint, func(), error) {
 	if url != "" {
 		ep := benchEndpoint{url: url}
 		if tenants == 1 && tokensFile == "" {
@@ -149,7 +160,7 @@ func benchTarget(ctx context.Context, url, tokensFile string, tenants int) (benc
 		ep.names, ep.tokens = names[:tenants], toks[:tenants]
 		return ep, func() {}, nil
 	}
-	dir, err := os.MkdirTemp("", "hindsight-bench-")
+	dir, err := os.MkdirTemp(work, "row-")
 	if err != nil {
 		return benchEndpoint{}, nil, err
 	}
@@ -181,7 +192,7 @@ func benchTarget(ctx context.Context, url, tokensFile string, tenants int) (benc
 		return ep, nil, fmt.Errorf("start the embedded stack: %w", err)
 	}
 	ep.url = st.mcpURL()
-	return ep, func() { st.Close(); os.RemoveAll(dir) }, nil
+	return ep, func() { st.Close() }, nil
 }
 
 // readTokenLines reads a tokens file: "tenant token" per line.
