@@ -220,6 +220,26 @@ func (a *Activities) ExtractEpisode(ctx context.Context, in ExtractInput) (memor
 	return x, nil
 }
 
+// LocalExtraction is ExtractInProcess's answer: the session's extraction,
+// or Remote when this worker's extractor calls a model.
+type LocalExtraction struct {
+	Remote     bool              `json:"remote,omitempty"`
+	Extraction memory.Extraction `json:"extraction"`
+}
+
+// ExtractInProcess is ExtractEpisode for a local activity: it extracts
+// when the extractor calls no model (milliseconds of work in this
+// process), and otherwise answers Remote without reading anything, for the
+// workflow to ask a worker's queue, where a model's minutes are heartbeated
+// and bounded as an activity's.
+func (a *Activities) ExtractInProcess(ctx context.Context, in ExtractInput) (LocalExtraction, error) {
+	if x, ok := a.Extractor.(interface{ InProcess() bool }); !ok || !x.InProcess() {
+		return LocalExtraction{Remote: true}, nil
+	}
+	x, err := a.ExtractEpisode(ctx, in)
+	return LocalExtraction{Extraction: x}, err
+}
+
 func appendEntity(es []string, e string) []string {
 	if slices.ContainsFunc(es, func(x string) bool { return memory.NormalizeEntity(x) == memory.NormalizeEntity(e) }) {
 		return es

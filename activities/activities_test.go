@@ -11,6 +11,7 @@ import (
 	"github.com/hindsight-memory/hindsight/activities"
 	"github.com/hindsight-memory/hindsight/index"
 	"github.com/hindsight-memory/hindsight/lang"
+	"github.com/hindsight-memory/hindsight/llm"
 	"github.com/hindsight-memory/hindsight/llm/offline"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/merge"
@@ -220,5 +221,47 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// modelLLM is a language model that must not be asked.
+type modelLLM struct{ asked int }
+
+func (m *modelLLM) Chat(context.Context, memory.ChatRequest) (memory.ChatResponse, error) {
+	m.asked++
+	return memory.ChatResponse{}, context.Canceled
+}
+
+// TestExtractInProcessOnlyWithoutAModel: the local-activity extraction
+// extracts with the offline extractor, and leaves a model-backed one to
+// ExtractEpisode (answering Remote without asking the model).
+func TestExtractInProcessOnlyWithoutAModel(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	ref := activities.SessionRef{Tenant: "acme", SessionID: "s1"}
+	var events []memory.Event
+	for i, text := range []string{"Please import sales.csv into the reports table.", "The import failed: invalid UTF-8. Reading it with encoding='gbk' worked."} {
+		role := memory.RoleUser
+		if i == 1 {
+			role = memory.RoleAssistant
+		}
+		events = append(events, memory.Event{ID: memory.EventID("acme", "s1", i), Tenant: "acme", SessionID: "s1", Seq: i, Role: role, Content: text, TS: now.Add(time.Duration(i) * time.Minute)})
+	}
+	if err := f.store.AppendEvents(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	in := activities.ExtractInput{Session: ref, Now: now}
+
+	local := run[activities.LocalExtraction](t, f, f.acts.ExtractInProcess, in)
+	want := run[memory.Extraction](t, f, f.acts.ExtractEpisode, in)
+	if local.Remote || local.Extraction.Episode.ID != memory.EpisodeID("acme", "s1") || local.Extraction.Episode.EventCount != 2 ||
+		len(local.Extraction.Candidates) != len(want.Candidates) {
+		t.Fatalf("offline extractor in process: %+v, want the extraction ExtractEpisode gives (%d candidates)", local, len(want.Candidates))
+	}
+
+	m := &modelLLM{}
+	f.acts.Extractor = llm.NewExtractor(m)
+	if got := run[activities.LocalExtraction](t, f, f.acts.ExtractInProcess, in); !got.Remote || got.Extraction.Episode.ID != "" || m.asked != 0 {
+		t.Fatalf("model-backed extractor in process: %+v after %d model calls, want Remote and no call", got, m.asked)
 	}
 }

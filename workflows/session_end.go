@@ -74,7 +74,10 @@ func SessionEnd(ctx workflow.Context, in SessionEndInput) (SessionEndResult, err
 	// workflow's own worker, no task queue round trip) and need no
 	// separate transcript check: extraction reads the transcript and
 	// fails the same way on an empty one, and says whose session it was.
-	local := workflow.GetVersion(ctx, "local-steps", workflow.DefaultVersion, 1) != workflow.DefaultVersion
+	// Since version 2 they also extract locally when the worker's
+	// extractor calls no model (ExtractInProcess says so by answering).
+	steps := workflow.GetVersion(ctx, "local-steps", workflow.DefaultVersion, 2)
+	local := steps != workflow.DefaultVersion
 	storeCtx, modelCtx := withStoreOptions(ctx), withModelOptions(ctx)
 	run := workflow.ExecuteActivity
 	if local {
@@ -91,10 +94,18 @@ func SessionEnd(ctx workflow.Context, in SessionEndInput) (SessionEndResult, err
 		}
 	}
 
-	var x memory.Extraction
 	extract := activities.ExtractInput{Session: ref, Meta: meta, Now: workflow.Now(ctx).UTC()}
-	if err := workflow.ExecuteActivity(withModelOptions(ctx), a.ExtractEpisode, extract).Get(ctx, &x); err != nil {
-		return res, err
+	var lx activities.LocalExtraction
+	if steps >= 2 {
+		if err := workflow.ExecuteLocalActivity(modelCtx, a.ExtractInProcess, extract).Get(ctx, &lx); err != nil {
+			return res, err
+		}
+	}
+	x := lx.Extraction
+	if steps < 2 || lx.Remote {
+		if err := workflow.ExecuteActivity(withModelOptions(ctx), a.ExtractEpisode, extract).Get(ctx, &x); err != nil {
+			return res, err
+		}
 	}
 	ep := x.Episode
 	if meta.UserID == "" {

@@ -48,15 +48,43 @@ func extraction() memory.Extraction {
 	}
 }
 
+// onExtract makes a session's extraction answer with fn: in process
+// (ExtractInProcess, a local activity, answers itself) or on a worker's
+// queue (ExtractInProcess answers Remote, and ExtractEpisode runs).
+func onExtract(env *testsuite.TestWorkflowEnvironment, inProcess bool, fn func(context.Context, activities.ExtractInput) (memory.Extraction, error)) {
+	if inProcess {
+		env.OnActivity(a.ExtractInProcess, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.ExtractInput) (activities.LocalExtraction, error) {
+			x, err := fn(ctx, in)
+			return activities.LocalExtraction{Extraction: x}, err
+		})
+		return
+	}
+	env.OnActivity(a.ExtractInProcess, mock.Anything, mock.Anything).Return(activities.LocalExtraction{Remote: true}, nil).Once()
+	env.OnActivity(a.ExtractEpisode, mock.Anything, mock.Anything).Return(fn)
+}
+
+var extractors = []struct {
+	name      string
+	inProcess bool
+}{{"in process", true}, {"on a worker's queue", false}}
+
 func TestSessionEndDistilsAndMergesThroughTheLedger(t *testing.T) {
+	for _, e := range extractors {
+		t.Run(e.name, func(t *testing.T) { testSessionEndDistils(t, e.inProcess) })
+	}
+}
+
+func testSessionEndDistils(t *testing.T, inProcess bool) {
 	env := newEnv(t)
 	ref := activities.SessionRef{Tenant: "acme", SessionID: "s1"}
 	x := extraction()
 	x.Episode.UserID = "u1" // extraction reads whose session it was from the transcript
 	x.Candidates[1].About = memory.AboutUser
-	env.OnActivity(a.ExtractEpisode, mock.Anything, mock.MatchedBy(func(in activities.ExtractInput) bool {
-		return in.Session == ref
-	})).Return(x, nil).Once()
+	var extracted []activities.SessionRef
+	onExtract(env, inProcess, func(_ context.Context, in activities.ExtractInput) (memory.Extraction, error) {
+		extracted = append(extracted, in.Session)
+		return x, nil
+	})
 	env.OnActivity(a.StoreEpisode, mock.Anything, x.Episode).Return(nil).Once()
 	env.OnActivity(a.IndexEpisode, mock.Anything, x.Episode).Return(nil).Once()
 	var req ledger.Request
@@ -78,6 +106,9 @@ func TestSessionEndDistilsAndMergesThroughTheLedger(t *testing.T) {
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
 		t.Fatalf("workflow: completed=%v err=%v", env.IsWorkflowCompleted(), env.GetWorkflowError())
 	}
+	if !slices.Equal(extracted, []activities.SessionRef{ref}) {
+		t.Fatalf("extracted %v, want the session once", extracted)
+	}
 	var res workflows.SessionEndResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
@@ -97,41 +128,53 @@ func TestSessionEndDistilsAndMergesThroughTheLedger(t *testing.T) {
 }
 
 func TestSessionEndInvalidInputIsNotRetried(t *testing.T) {
-	env := newEnv(t)
-	calls := 0
-	env.OnActivity(a.ExtractEpisode, mock.Anything, mock.Anything).Return(func(_ context.Context, _ activities.ExtractInput) (memory.Extraction, error) {
-		calls++
-		return memory.Extraction{}, temporal.NewNonRetryableApplicationError("session s1 has no events", memory.EINVALID, nil)
-	})
-	env.ExecuteWorkflow(workflows.SessionEnd, workflows.SessionEndInput{Tenant: "acme", SessionID: "s1"})
-	err := env.GetWorkflowError()
-	var appErr *temporal.ApplicationError
-	if !errors.As(err, &appErr) || appErr.Type() != memory.EINVALID {
-		t.Fatalf("workflow error = %v, want the EINVALID application error", err)
-	}
-	if calls != 1 {
-		t.Fatalf("ExtractEpisode ran %d times, want once: invalid input must not be retried", calls)
+	for _, e := range extractors {
+		t.Run(e.name, func(t *testing.T) {
+			env := newEnv(t)
+			calls := 0
+			onExtract(env, e.inProcess, func(_ context.Context, _ activities.ExtractInput) (memory.Extraction, error) {
+				calls++
+				return memory.Extraction{}, temporal.NewNonRetryableApplicationError("session s1 has no events", memory.EINVALID, nil)
+			})
+			env.ExecuteWorkflow(workflows.SessionEnd, workflows.SessionEndInput{Tenant: "acme", SessionID: "s1"})
+			err := env.GetWorkflowError()
+			var appErr *temporal.ApplicationError
+			if !errors.As(err, &appErr) || appErr.Type() != memory.EINVALID {
+				t.Fatalf("workflow error = %v, want the EINVALID application error", err)
+			}
+			if calls != 1 {
+				t.Fatalf("extraction ran %d times, want once: invalid input must not be retried", calls)
+			}
+		})
 	}
 }
 
 // The short steps run as local activities, which retry as activities do.
 func TestSessionEndRetriesTransientFailures(t *testing.T) {
-	env := newEnv(t)
-	calls := 0
-	x := extraction()
-	x.Candidates = nil
-	env.OnActivity(a.ExtractEpisode, mock.Anything, mock.Anything).Return(x, nil)
-	env.OnActivity(a.StoreEpisode, mock.Anything, mock.Anything).Return(func(_ context.Context, _ memory.Episode) error {
-		calls++
-		if calls < 3 {
-			return errors.New("connection reset")
-		}
-		return nil
-	})
-	env.OnActivity(a.IndexEpisode, mock.Anything, mock.Anything).Return(nil)
-	env.ExecuteWorkflow(workflows.SessionEnd, workflows.SessionEndInput{Tenant: "acme", SessionID: "s1"})
-	if err := env.GetWorkflowError(); err != nil || calls != 3 {
-		t.Fatalf("err=%v after %d calls, want success on the third", err, calls)
+	for _, e := range extractors {
+		t.Run(e.name, func(t *testing.T) {
+			env := newEnv(t)
+			extractions, stores := 0, 0
+			x := extraction()
+			x.Candidates = nil
+			onExtract(env, e.inProcess, func(_ context.Context, _ activities.ExtractInput) (memory.Extraction, error) {
+				if extractions++; extractions < 2 {
+					return memory.Extraction{}, errors.New("connection reset")
+				}
+				return x, nil
+			})
+			env.OnActivity(a.StoreEpisode, mock.Anything, mock.Anything).Return(func(_ context.Context, _ memory.Episode) error {
+				if stores++; stores < 3 {
+					return errors.New("connection reset")
+				}
+				return nil
+			})
+			env.OnActivity(a.IndexEpisode, mock.Anything, mock.Anything).Return(nil)
+			env.ExecuteWorkflow(workflows.SessionEnd, workflows.SessionEndInput{Tenant: "acme", SessionID: "s1"})
+			if err := env.GetWorkflowError(); err != nil || extractions != 2 || stores != 3 {
+				t.Fatalf("err=%v after %d extractions and %d stores, want success on the second and the third", err, extractions, stores)
+			}
+		})
 	}
 }
 

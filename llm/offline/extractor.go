@@ -38,6 +38,10 @@ var _ memory.Extractor = (*Extractor)(nil)
 // NewExtractor returns the offline extractor.
 func NewExtractor() *Extractor { return &Extractor{} }
 
+// InProcess reports that extraction calls no model: it is milliseconds of
+// work in this process, which a workflow may run as a local activity.
+func (*Extractor) InProcess() bool { return true }
+
 // sessionContext is what lesson rendering needs to know about the session.
 type sessionContext struct {
 	lang        lang
