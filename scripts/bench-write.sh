@@ -23,9 +23,14 @@ work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; git worktree remove --force "$work/baseline" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 echo "building this tree and $baseline…" >&2
-go build -o "$work/head" ./cmd/hindsight
+# The builds keep their work directories (-work, under $work): deleting
+# them would free inodes right before the first rows (see below).
+mkdir "$work/gotmp"
+export GOTMPDIR=$work/gotmp
+go build -work -o "$work/head" ./cmd/hindsight
 git worktree add -q "$work/baseline" "$baseline"
-(cd "$work/baseline" && go build -o "$work/old" ./cmd/hindsight)
+(cd "$work/baseline" && go build -work -o "$work/old" ./cmd/hindsight)
+unset GOTMPDIR
 
 for i in 0 1 2 3 4 5 6 7; do echo "bench-$i bench-token-$i-$(od -An -tx8 -N8 /dev/urandom | tr -d ' ')"; done >"$work/tokens"
 
