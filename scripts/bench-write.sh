@@ -55,8 +55,8 @@ serve() {
 rows=("--clients 1 --tenants 1 --stores 0" "--clients 16 --tenants 1 --stores 0" "--clients 16 --tenants 8")
 skip=1 # the table's header, printed once
 # This tree's rows first, then the baseline's. On ext4 without a journal
-# (these VMs), creating a file skips every inode freed in the last five
-# minutes, and e063c77's embedded Temporal server created and deleted a
+# (these VMs), creating a file skips every inode freed in the last one to
+# six minutes, and e063c77's embedded Temporal server created and deleted a
 # rollback journal with every commit: a row run right after one of its rows
 # ran at about half speed (16 clients on 8 tenants: 7.6 sessions/s, against
 # 13-15 after a row of this tree). Each build's rows follow only its own.
