@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/hindsight-memory/hindsight/activities"
@@ -163,8 +165,8 @@ func takeBatch(tq *tenantQueue) []*ledgerCall {
 	return batch
 }
 
-// sendBatch is the batchSender of a Temporal client: one UpdateWithStart
-// carrying every request of the batch.
+// sendBatch is the batchSender of a Temporal client: one update carrying
+// every request of the batch (see updateLedger).
 func sendBatch(tc client.Client, taskQueue string) batchSender {
 	return func(ctx context.Context, tenant string, reqs []ledger.Request) ([]ledger.Reply, error) {
 		h := sha256.New()
@@ -172,29 +174,44 @@ func sendBatch(tc client.Client, taskQueue string) batchSender {
 			h.Write([]byte(r.ID))
 			h.Write([]byte{0})
 		}
-		start := tc.NewWithStartWorkflowOperation(activities.LedgerStartOptions(tenant, taskQueue),
-			workflows.MemoryLedger, ledger.State{Tenant: tenant})
-		u, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-			StartWorkflowOperation: start,
-			UpdateOptions: client.UpdateWorkflowOptions{
-				// One ID per send: Temporal answers a repeated update ID
-				// with its first outcome without asking the ledger, which
-				// would hide that a request was a repeat; the ledger
-				// deduplicates by request ID, and the SDK's own retries of
-				// this call keep this ID.
-				UpdateID:     "batch/" + hex.EncodeToString(h.Sum(nil)[:12]) + "/" + newID(),
-				UpdateName:   ledger.UpdateApplyBatch,
-				Args:         []any{reqs},
-				WaitForStage: client.WorkflowUpdateStageCompleted,
-			},
-		})
-		if err != nil {
-			return nil, workflowError(string(reqs[0].Op), err)
-		}
+		// One ID per send: Temporal answers a repeated update ID with its
+		// first outcome without asking the ledger, which would hide that a
+		// request was a repeat; the ledger deduplicates by request ID, and
+		// the SDK's own retries of this call keep this ID.
+		id := "batch/" + hex.EncodeToString(h.Sum(nil)[:12]) + "/" + newID()
 		var replies []ledger.Reply
-		if err := u.Get(ctx, &replies); err != nil {
+		if err := updateLedger(ctx, tc, taskQueue, tenant, id, ledger.UpdateApplyBatch, reqs, &replies); err != nil {
 			return nil, workflowError(string(reqs[0].Op), err)
 		}
 		return replies, nil
 	}
+}
+
+// updateLedger sends the update name(arg) with ID id to the tenant's
+// ledger, waits for its result in out, and starts the ledger if none is
+// running. A running ledger gets a plain update: an update with start
+// asked more of the server each time, and a memory_store took 8-20 ms
+// longer with it (four pairs of 300 calls). A ledger found not running
+// (never started, or ended) gets the update with start, which starts it
+// or, if another caller just did, uses that run.
+func updateLedger(ctx context.Context, tc client.Client, taskQueue, tenant, id, name string, arg, out any) error {
+	opts := client.UpdateWorkflowOptions{
+		WorkflowID:   ledger.WorkflowID(tenant),
+		UpdateID:     id,
+		UpdateName:   name,
+		Args:         []any{arg},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	}
+	u, err := tc.UpdateWorkflow(ctx, opts)
+	var notFound *serviceerror.NotFound
+	if errors.As(err, &notFound) {
+		opts.WorkflowID = ""
+		start := tc.NewWithStartWorkflowOperation(activities.LedgerStartOptions(tenant, taskQueue),
+			workflows.MemoryLedger, ledger.State{Tenant: tenant})
+		u, err = tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: start, UpdateOptions: opts})
+	}
+	if err != nil {
+		return err
+	}
+	return u.Get(ctx, out)
 }

@@ -328,8 +328,8 @@ func (s *Service) ledger(ctx context.Context, req ledger.Request) (ledger.Reply,
 	return reply, nil
 }
 
-// CallLedger sends one request to the tenant's ledger workflow with
-// UpdateWithStart (starting the ledger if it is not running) and waits up
+// CallLedger sends one request to the tenant's ledger workflow as an
+// update (starting the ledger if it is not running) and waits up
 // to timeout for its reply. A request without an ID gets a fresh one; the
 // ID is also the update ID, so Temporal deduplicates a retried call.
 func CallLedger(ctx context.Context, tc client.Client, taskQueue string, req ledger.Request, timeout time.Duration) (ledger.Reply, error) {
@@ -339,22 +339,8 @@ func CallLedger(ctx context.Context, tc client.Client, taskQueue string, req led
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	start := tc.NewWithStartWorkflowOperation(activities.LedgerStartOptions(req.Tenant, taskQueue),
-		workflows.MemoryLedger, ledger.State{Tenant: req.Tenant})
-	h, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-		StartWorkflowOperation: start,
-		UpdateOptions: client.UpdateWorkflowOptions{
-			UpdateID:     req.ID,
-			UpdateName:   ledger.UpdateApply,
-			Args:         []any{req},
-			WaitForStage: client.WorkflowUpdateStageCompleted,
-		},
-	})
-	if err != nil {
-		return ledger.Reply{}, workflowError(string(req.Op), err)
-	}
 	var reply ledger.Reply
-	if err := h.Get(ctx, &reply); err != nil {
+	if err := updateLedger(ctx, tc, taskQueue, req.Tenant, req.ID, ledger.UpdateApply, req, &reply); err != nil {
 		return reply, workflowError(string(req.Op), err)
 	}
 	if reply.Error != "" {
