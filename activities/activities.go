@@ -233,7 +233,7 @@ type LocalExtraction struct {
 // workflow to ask a worker's queue, where a model's minutes are heartbeated
 // and bounded as an activity's.
 func (a *Activities) ExtractInProcess(ctx context.Context, in ExtractInput) (LocalExtraction, error) {
-	if x, ok := a.Extractor.(interface{ InProcess() bool }); !ok || !x.InProcess() {
+	if !inProcess(a.Extractor) {
 		return LocalExtraction{Remote: true}, nil
 	}
 	x, err := a.ExtractEpisode(ctx, in)

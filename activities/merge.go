@@ -115,8 +115,14 @@ func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) (
 // store's reads and writes and milliseconds of work. The ledger then runs
 // its batches as local activities.
 func (a *Activities) MergesInProcess(ctx context.Context) (bool, error) {
-	j, ok := a.Judge.(interface{ InProcess() bool })
-	return ok && j.InProcess() && strings.HasPrefix(a.Embedder.Model(), "offline-"), nil
+	return inProcess(a.Judge) && strings.HasPrefix(a.Embedder.Model(), "offline-"), nil
+}
+
+// inProcess reports whether v (a judge, an extractor) says it calls no
+// model: its work is milliseconds in this process.
+func inProcess(v any) bool {
+	p, ok := v.(interface{ InProcess() bool })
+	return ok && p.InProcess()
 }
 
 // loggedDecisions reads, in one query, the decisions of the batch's

@@ -191,7 +191,7 @@ func sendBatch(tc client.Client, taskQueue string) batchSender {
 // ledger, waits for its result in out, and starts the ledger if none is
 // running. A running ledger gets a plain update: an update with start
 // asked more of the server each time, and a memory_store took 8-20 ms
-// longer with it (four pairs of 300 calls). A ledger found not running
+// longer with it (six pairs of 300 calls). A ledger found not running
 // (never started, or ended) gets the update with start, which starts it
 // or, if another caller just did, uses that run.
 func updateLedger(ctx context.Context, tc client.Client, taskQueue, tenant, id, name string, arg, out any) error {

@@ -62,8 +62,8 @@ clients and 1 tenant, 16 clients and 8 tenants.`)
 	// The rows' data directories go when the run ends, not each after its
 	// row: deleting a store's thousands of files slows creating files for
 	// minutes after on some file systems (ext4 without a journal skips
-	// every inode freed in the last one to six minutes), and that would fall on
-	// the next row.
+	// every inode freed in the last one to six minutes), and that would
+	// fall on the next row.
 	work, err := os.MkdirTemp("", "hindsight-bench-")
 	if err != nil {
 		return err
