@@ -63,9 +63,15 @@ func (s *Store) PutMemories(ctx context.Context, ms []memory.Memory) error {
 	// A version's write sequence is its number, which the ledger assigned:
 	// copies of one version tie and the last inserted wins, on any clock.
 	// Of two copies in one batch, the later is the one inserted.
-	return s.insert(ctx, "put memories", "memory_versions", memoryColumns, len(ms), func(i int) []any {
-		return s.memoryRow(ms[i], uint64(ms[i].Version))
-	})
+	put := func() error {
+		return s.insert(ctx, "put memories", "memory_versions", memoryColumns, len(ms), func(i int) []any {
+			return s.memoryRow(ms[i], uint64(ms[i].Version))
+		})
+	}
+	if s.cache != nil {
+		return s.cache.write(ms, put)
+	}
+	return put()
 }
 
 // Memory implements memory.MemoryStore.
@@ -87,6 +93,19 @@ func (s *Store) Memory(ctx context.Context, tenant, id string) (memory.Memory, e
 // Memories implements memory.MemoryStore. Filters apply to the current
 // version: WHERE runs after FINAL has folded the versions together.
 func (s *Store) Memories(ctx context.Context, f memory.MemoryFilter) ([]memory.Memory, error) {
+	if err := memory.ValidateTenant("clickhouse: memories", f.Tenant); err != nil {
+		return nil, err
+	}
+	if s.cache != nil {
+		if out, ok, err := s.cache.memories(ctx, s, f); ok || err != nil {
+			return out, err
+		}
+	}
+	return s.readMemories(ctx, f)
+}
+
+// readMemories is Memories read from the store.
+func (s *Store) readMemories(ctx context.Context, f memory.MemoryFilter) ([]memory.Memory, error) {
 	const op = "clickhouse: memories"
 	if err := memory.ValidateTenant(op, f.Tenant); err != nil {
 		return nil, err
@@ -322,6 +341,9 @@ func (s *Store) RecordUsage(ctx context.Context, us []memory.Usage) error {
 		if err := checkTime(op, fmt.Sprintf("usage %d at", i), u.At); err != nil {
 			return err
 		}
+	}
+	if s.cache != nil {
+		defer s.cache.recorded(us)
 	}
 	return s.insert(ctx, "record usage", "memory_usage", "tenant, memory_id, kind, at", len(us), func(i int) []any {
 		u := us[i]

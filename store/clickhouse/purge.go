@@ -29,6 +29,9 @@ func (s *Store) Purge(ctx context.Context, r memory.PurgeRequest) (memory.PurgeC
 	if err := memory.ValidateTenant(op, r.Tenant); err != nil {
 		return n, err
 	}
+	if s.cache != nil {
+		defer s.cache.purged(r.Tenant)
+	}
 	args := []any{ch.Named("tenant", r.Tenant), ch.Named("sessions", nonNil(r.SessionIDs)),
 		ch.Named("episodes", nonNil(r.EpisodeIDs)), ch.Named("memories", nonNil(r.MemoryIDs))}
 	var (

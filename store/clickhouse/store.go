@@ -28,6 +28,9 @@ type Store struct {
 	clock func() time.Time
 	// lease is migrationLease; tests shorten it.
 	lease time.Duration
+	// cache, when set (CacheMemories), answers reads of memories by ID
+	// and by content hash.
+	cache *memoryCache
 }
 
 var _ memory.EpisodicStore = (*Store)(nil)

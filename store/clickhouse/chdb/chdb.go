@@ -60,6 +60,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, err
 		}
 	}
+	st.CacheMemories(counts{eng})
 	return &Store{Store: st, eng: eng, database: database}, nil
 }
 
@@ -118,21 +119,17 @@ var (
 
 // MemoryWrites implements memory.WriteCounter. The data directory is
 // locked to this process, so the engine sees every write: those of every
-// store on it, and every request served by Handler (counted as writes,
-// whatever they are).
+// store on it (which count them: clickhouse.Store.CacheMemories), and
+// every request served by Handler (counted as writes, whatever they are).
 func (s *Store) MemoryWrites(tenant string) uint64 { return s.eng.writes.Count(tenant) }
 
-// PutMemories implements memory.MemoryStore, counting the write.
-func (s *Store) PutMemories(ctx context.Context, ms []memory.Memory) error {
-	defer s.eng.writes.Add(memory.TenantsOf(ms)...)
-	return s.Store.PutMemories(ctx, ms)
-}
+// counts are the engine's write counts, for clickhouse.Store.CacheMemories.
+type counts struct{ eng *engine }
 
-// Purge implements memory.EpisodicStore, counting the write.
-func (s *Store) Purge(ctx context.Context, r memory.PurgeRequest) (memory.PurgeCounts, error) {
-	defer s.eng.writes.Add(r.Tenant)
-	return s.Store.Purge(ctx, r)
-}
+func (c counts) MemoryWrites(tenant string) uint64 { return c.eng.writes.Count(tenant) }
+func (c counts) UsageWrites(tenant string) uint64  { return c.eng.usage.Count(tenant) }
+func (c counts) AddMemoryWrites(tenants ...string) { c.eng.writes.Add(tenants...) }
+func (c counts) AddUsageWrites(tenants ...string)  { c.eng.usage.Add(tenants...) }
 
 // Close closes the store and releases the engine.
 func (s *Store) Close() error {
@@ -152,7 +149,9 @@ func (s *Store) Handler() http.Handler {
 type handler struct{ rt *transport }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	defer h.rt.eng.writes.AddAny() // another process may have written: see MemoryWrites
+	// Another process may have written: see MemoryWrites.
+	defer h.rt.eng.usage.AddAny()
+	defer h.rt.eng.writes.AddAny()
 	resp, err := h.rt.RoundTrip(r)
 	if err != nil {
 		status := http.StatusInternalServerError

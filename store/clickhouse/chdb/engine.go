@@ -33,11 +33,13 @@ type engine struct {
 	lock *os.File
 	// slots bounds the sessions in use at once; a request waits for one.
 	slots chan struct{}
-	// writes counts memory writes (memory.WriteCounter).
-	writes memory.WriteCounts
+	// writes counts memory writes (memory.WriteCounter), usage the usage
+	// recorded.
+	writes, usage memory.WriteCounts
 
-	// sets counts the statements run to change a session's settings.
-	sets atomic.Uint64
+	// sets counts the statements run to change a session's settings,
+	// statements every statement run.
+	sets, statements atomic.Uint64
 
 	mu     sync.Mutex
 	idle   []*session
@@ -238,6 +240,7 @@ func (e *engineError) code() int {
 
 // query runs one statement and returns its whole output in format.
 func (e *engine) query(s *session, sql, format string, params map[string]string) ([]byte, uint64, error) {
+	e.statements.Add(1)
 	p := newCParams(params)
 	q, f := []byte(sql), []byte(format)
 	var res unsafe.Pointer
@@ -263,6 +266,7 @@ const insertChunk = 1 << 20
 // in format. Streaming, not inline data after the statement: chDB stops
 // reading inline data at the first blank line.
 func (e *engine) insert(ctx context.Context, s *session, sql, format string, params map[string]string, data io.Reader) (uint64, error) {
+	e.statements.Add(1)
 	p := newCParams(params)
 	q, f := []byte(sql), []byte(format)
 	var stream unsafe.Pointer
