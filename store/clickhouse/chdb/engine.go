@@ -262,6 +262,10 @@ func (e *engine) query(s *session, sql, format string, params map[string]string)
 // insertChunk is how much request body is handed to chDB per append.
 const insertChunk = 1 << 20
 
+// insertBuffers hold insertChunk bytes each: an insert reuses one rather
+// than clearing a new megabyte for what is mostly a few kilobytes.
+var insertBuffers = sync.Pool{New: func() any { b := make([]byte, insertChunk); return &b }}
+
 // insert runs a streaming INSERT: sql names the table and columns, data is
 // in format. Streaming, not inline data after the statement: chDB stops
 // reading inline data at the first blank line.
@@ -278,7 +282,9 @@ func (e *engine) insert(ctx context.Context, s *session, sql, format string, par
 	if msg := cString(e.lib.streamInsertError(stream)); msg != "" {
 		return 0, &engineError{msg: strings.TrimSpace(msg)}
 	}
-	buf := make([]byte, insertChunk)
+	pooled := insertBuffers.Get().(*[]byte)
+	defer insertBuffers.Put(pooled)
+	buf := *pooled
 	for {
 		if err := ctx.Err(); err != nil {
 			e.lib.streamCancelInsert(stream)
