@@ -15,44 +15,57 @@ import (
 )
 
 // WriteCounts are the per-tenant write counts of a data directory that no
-// other process can open (embedded chDB). MemoryWrites counts memory
-// writes and purges, UsageWrites the usage recorded, each once the write
-// is visible; both count a write of unknown tenants (a statement served to
-// another process) for every tenant. A count read before a read began, and
-// unchanged after it, proves that nothing the read saw has changed since.
+// other process can open (embedded chDB), one count per WriteKind, each
+// taken once the write is visible; a write of unknown tenants (a statement
+// served to another process) counts for every tenant. A count read before
+// a read began, and unchanged after it, proves that nothing the read saw
+// has changed since.
 type WriteCounts interface {
-	MemoryWrites(tenant string) uint64
-	UsageWrites(tenant string) uint64
-	AddMemoryWrites(tenants ...string)
-	AddUsageWrites(tenants ...string)
+	Writes(tenant string) Writes
+	AddWrites(kind WriteKind, tenants ...string)
 }
 
-// Bounds of the memory cache (CacheMemories).
+// Writes are a tenant's counts, by WriteKind.
+type Writes [writeKinds]uint64
+
+// WriteKind is what a write changed.
+type WriteKind int
+
 const (
-	cacheTenants = 256
+	MemoryWrites   WriteKind = iota // memory versions, and purges (which change everything)
+	UsageWrites                     // usage recorded
+	DecisionWrites                  // decisions logged
+	writeKinds
+)
+
+// Bounds of the memory cache (CacheMemories); variables for tests.
+var (
+	cacheTenants = 64
 	// cacheMemories is the most memories of one tenant the cache holds,
-	// rows and content hashes alike; a tenant past it is read from the
-	// store, as without the cache.
-	cacheMemories = 50_000
+	// rows and content hashes each; a tenant with more content hashes is
+	// read from the store, as without the cache. cacheIDs bounds the IDs
+	// of memories with usage and of decisions logged likewise.
+	cacheMemories = 20_000
+	cacheIDs      = 100_000
 )
 
 // CacheMemories keeps the current memories this store reads and writes by
-// ID and by content hash, per tenant, while counts proves that no other
-// write changed them; the store's own memory writes, purges and usage are
-// counted in counts from then on. The ledger reads the same few memories over and over
-// (a candidate's exact repeats and its neighbours), each read a query of
-// every column, where an answer from memory costs nothing. Only a store
-// whose counts see every write may cache (embedded chDB): a server has
-// other writers.
+// ID and by content hash, the IDs of memories with usage and the IDs of
+// decisions logged, per tenant, while counts proves that no other write
+// changed them; the store's own writes are counted in counts from then on.
+// The ledger asks the same of the store over and over (is a decision
+// logged, a candidate's exact repeats, its neighbours with their usage),
+// each a query of chDB (a read of every column of a memory takes 5-8 ms),
+// where an answer from memory costs nothing. Only a store whose counts see
+// every write may cache (embedded chDB): a server has other writers.
 func (s *Store) CacheMemories(counts WriteCounts) {
 	s.cache = &memoryCache{counts: counts, tenants: map[string]*cachedTenant{}}
 }
 
-// memoryCache holds, per tenant, the current version of memories read or
-// written through the store, and usage read, each exact as of a write
-// count. A read the cache can answer in full is answered from it; else the
-// store is read for what is missing, and the answer kept if no write was
-// counted meanwhile.
+// memoryCache holds, per tenant, what CacheMemories says, each part exact
+// as of its count (cachedTenant.at). A read the cache can answer in full is
+// answered from it; else the store is read for what is missing, and the
+// answer kept if nothing was counted meanwhile.
 type memoryCache struct {
 	counts  WriteCounts
 	mu      sync.Mutex
@@ -60,27 +73,46 @@ type memoryCache struct {
 }
 
 type cachedTenant struct {
-	// writes is the MemoryWrites count rows, absent and hashes are exact
-	// at; usageWrites the UsageWrites count usage is exact at.
-	writes, usageWrites uint64
-	rows                map[string]memory.Memory // current version by ID, as the store returns it, without usage
-	absent              map[string]bool          // IDs the store has no memory of
-	// hashes is the content hash of every memory of the tenant, by ID,
-	// once loaded (hashed); byHash inverts it.
+	// at are the counts each part is exact at.
+	at Writes
+	// MemoryWrites: current versions by ID, as the store returns them,
+	// without usage; IDs the store has no memory of; and, once loaded
+	// (hashed), the content hash of every memory, by ID, and inverted.
+	rows   map[string]memory.Memory
+	absent map[string]bool
 	hashed bool
 	hashes map[string]string
 	byHash map[string][]string
-	usage  map[string]usage
+	// UsageWrites: usage read, by memory ID; and, once loaded (non-nil),
+	// the ID of every memory with any usage.
+	usage map[string]usage
+	used  map[string]bool
+	// DecisionWrites: once loaded (non-nil), the ID of every decision
+	// logged.
+	logged map[string]bool
+	// tooMany marks the sets a tenant has too many of to hold (content
+	// hashes, IDs with usage, decisions logged): they are not loaded
+	// again, and the store answers, for as long as the entry lasts.
+	tooMany [writeKinds]bool
 }
 
-func newCachedTenant(writes, usageWrites uint64) *cachedTenant {
-	return &cachedTenant{writes: writes, usageWrites: usageWrites, rows: map[string]memory.Memory{},
-		absent: map[string]bool{}, usage: map[string]usage{}}
+// reset empties t's part of kind, exact at at.
+func (t *cachedTenant) reset(kind WriteKind, at uint64) {
+	t.at[kind] = at
+	switch kind {
+	case MemoryWrites:
+		t.rows, t.absent, t.hashed, t.hashes, t.byHash = map[string]memory.Memory{}, map[string]bool{}, false, nil, nil
+	case UsageWrites:
+		t.usage, t.used = map[string]usage{}, nil
+	case DecisionWrites:
+		t.logged = nil
+	}
 }
 
-// tenant returns tenant's entry as of the counts writes and usageWrites:
-// an entry counted at others is emptied first. c.mu is held.
-func (c *memoryCache) tenant(tenant string, writes, usageWrites uint64) *cachedTenant {
+// tenant returns tenant's entry as of the counts w: a part counted before
+// a write w includes is stale, and emptied; one counted after (a write
+// this reader began before) is not. c.mu is held.
+func (c *memoryCache) tenant(tenant string, w Writes) *cachedTenant {
 	t := c.tenants[tenant]
 	if t == nil {
 		if len(c.tenants) >= cacheTenants {
@@ -89,20 +121,40 @@ func (c *memoryCache) tenant(tenant string, writes, usageWrites uint64) *cachedT
 				break
 			}
 		}
-		t = newCachedTenant(writes, usageWrites)
+		t = &cachedTenant{}
+		for k := range writeKinds {
+			t.reset(k, w[k])
+		}
 		c.tenants[tenant] = t
 	}
-	// An entry counted before a write a reader's count includes is
-	// stale; one counted after (a write this reader began before) is not.
-	if writes > t.writes || len(t.rows)+len(t.absent)+len(t.hashes) > cacheMemories {
-		u := t.usage
-		*t = *newCachedTenant(max(writes, t.writes), t.usageWrites)
-		t.usage = u
+	for k := range writeKinds {
+		if w[k] > t.at[k] {
+			t.reset(k, w[k])
+		}
 	}
-	if usageWrites > t.usageWrites {
-		t.usage, t.usageWrites = map[string]usage{}, usageWrites
+	if len(t.rows)+len(t.absent) > cacheMemories {
+		t.rows, t.absent = map[string]memory.Memory{}, map[string]bool{}
+	}
+	if len(t.hashes) > cacheMemories {
+		t.hashed, t.hashes, t.byHash, t.tooMany[MemoryWrites] = false, nil, nil, true
+	}
+	if len(t.usage) > cacheIDs {
+		t.usage = map[string]usage{}
+	}
+	if len(t.used) > cacheIDs {
+		t.used, t.tooMany[UsageWrites] = nil, true
+	}
+	if len(t.logged) > cacheIDs {
+		t.logged, t.tooMany[DecisionWrites] = nil, true
 	}
 	return t
+}
+
+// keep reports whether what the store answered of kind after the counts w
+// were read may be kept in t: t's part is exact at w's count, and nothing
+// was counted since. c.mu is held.
+func (c *memoryCache) keep(t *cachedTenant, tenant string, kind WriteKind, w Writes) bool {
+	return t.at[kind] == w[kind] && c.counts.Writes(tenant)[kind] == w[kind]
 }
 
 // servable reports whether the cache can answer f: a read by IDs or by
@@ -125,7 +177,7 @@ func (c *memoryCache) memories(ctx context.Context, s *Store, f memory.MemoryFil
 	}
 	// The counts are read before the store is: a write they do not count
 	// yet is one a fill below must not keep (see keep).
-	writes, usageWrites := c.counts.MemoryWrites(f.Tenant), c.counts.UsageWrites(f.Tenant)
+	w := c.counts.Writes(f.Tenant)
 	ids := f.IDs
 	if len(ids) == 0 {
 		hashes := f.ContentHashes
@@ -133,11 +185,11 @@ func (c *memoryCache) memories(ctx context.Context, s *Store, f memory.MemoryFil
 			hashes = append(slices.Clip(hashes), f.ContentHash)
 		}
 		var known bool
-		if ids, known, err = c.hashed(ctx, s, f.Tenant, hashes, writes, usageWrites); err != nil || !known {
+		if ids, known, err = c.hashed(ctx, s, f.Tenant, hashes, w); err != nil || !known {
 			return nil, known, err
 		}
 	}
-	rows, err := c.rows(ctx, s, f.Tenant, ids, writes, usageWrites)
+	rows, err := c.rows(ctx, s, f.Tenant, ids, w)
 	if err != nil {
 		return nil, true, err
 	}
@@ -151,33 +203,24 @@ func (c *memoryCache) memories(ctx context.Context, s *Store, f memory.MemoryFil
 	}
 	slices.SortFunc(out, memory.CompareUpdated)
 	if !f.NoUsage && len(out) > 0 {
-		if err := c.fillUsage(ctx, s, f.Tenant, out, writes, usageWrites); err != nil {
+		if err := c.fillUsage(ctx, s, f.Tenant, out, w); err != nil {
 			return nil, true, err
 		}
 	}
 	return out, true, nil
 }
 
-// keepRows reports whether memories the store answered after the count
-// writes was read may be kept in t: t is exact at that count, and nothing
-// was counted since. c.mu is held.
-func (c *memoryCache) keepRows(t *cachedTenant, tenant string, writes uint64) bool {
-	return t.writes == writes && c.counts.MemoryWrites(tenant) == writes
-}
-
-// keepUsage is keepRows for usage.
-func (c *memoryCache) keepUsage(t *cachedTenant, tenant string, usageWrites uint64) bool {
-	return t.usageWrites == usageWrites && c.counts.UsageWrites(tenant) == usageWrites
-}
-
 // hashed returns the IDs of tenant's memories with one of hashes, loading
 // the content hashes of all its memories on first use; known is false for
 // a tenant too large to hold them.
-func (c *memoryCache) hashed(ctx context.Context, s *Store, tenant string, hashes []string, writes, usageWrites uint64) (ids []string, known bool, err error) {
+func (c *memoryCache) hashed(ctx context.Context, s *Store, tenant string, hashes []string, w Writes) (ids []string, known bool, err error) {
 	c.mu.Lock()
-	t := c.tenant(tenant, writes, usageWrites)
-	loaded := t.hashed
+	t := c.tenant(tenant, w)
+	loaded, tooMany := t.hashed, t.tooMany[MemoryWrites]
 	c.mu.Unlock()
+	if tooMany {
+		return nil, false, nil
+	}
 	if !loaded {
 		all := map[string]string{}
 		err := s.queryRows(ctx, "memories: content hashes",
@@ -189,6 +232,11 @@ func (c *memoryCache) hashed(ctx context.Context, s *Store, tenant string, hashe
 				return err
 			}, ch.Named("tenant", tenant), ch.Named("limit", uint64(cacheMemories+1)))
 		if err != nil || len(all) > cacheMemories {
+			if err == nil {
+				c.mu.Lock()
+				c.tenant(tenant, w).tooMany[MemoryWrites] = true
+				c.mu.Unlock()
+			}
 			return nil, false, err
 		}
 		byHash := map[string][]string{}
@@ -196,8 +244,8 @@ func (c *memoryCache) hashed(ctx context.Context, s *Store, tenant string, hashe
 			byHash[h] = append(byHash[h], id)
 		}
 		c.mu.Lock()
-		t = c.tenant(tenant, writes, usageWrites)
-		if c.keepRows(t, tenant, writes) && !t.hashed {
+		t = c.tenant(tenant, w)
+		if c.keep(t, tenant, MemoryWrites, w) && !t.hashed {
 			t.hashed, t.hashes, t.byHash = true, all, byHash
 		}
 		c.mu.Unlock()
@@ -224,11 +272,11 @@ func (c *memoryCache) hashed(ctx context.Context, s *Store, tenant string, hashe
 
 // rows returns the current versions of ids (those the store has), from the
 // cache, reading the store for the rest.
-func (c *memoryCache) rows(ctx context.Context, s *Store, tenant string, ids []string, writes, usageWrites uint64) ([]memory.Memory, error) {
+func (c *memoryCache) rows(ctx context.Context, s *Store, tenant string, ids []string, w Writes) ([]memory.Memory, error) {
 	var out []memory.Memory
 	var missing []string
 	c.mu.Lock()
-	t := c.tenant(tenant, writes, usageWrites)
+	t := c.tenant(tenant, w)
 	for _, id := range ids {
 		if m, ok := t.rows[id]; ok {
 			if !slices.ContainsFunc(out, func(o memory.Memory) bool { return o.ID == id }) {
@@ -248,8 +296,8 @@ func (c *memoryCache) rows(ctx context.Context, s *Store, tenant string, ids []s
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t = c.tenant(tenant, writes, usageWrites)
-	keep := c.keepRows(t, tenant, writes)
+	t = c.tenant(tenant, w)
+	keep := c.keep(t, tenant, MemoryWrites, w)
 	for _, id := range missing {
 		if keep {
 			t.absent[id] = true
@@ -265,28 +313,40 @@ func (c *memoryCache) rows(ctx context.Context, s *Store, tenant string, ids []s
 	return out, nil
 }
 
-// fillUsage sets the usage of ms, from the cache and the store.
-func (c *memoryCache) fillUsage(ctx context.Context, s *Store, tenant string, ms []memory.Memory, writes, usageWrites uint64) error {
+// fillUsage sets the usage of ms, from the cache and the store. A memory
+// missing from the IDs with usage has none: only the others are read.
+func (c *memoryCache) fillUsage(ctx context.Context, s *Store, tenant string, ms []memory.Memory, w Writes) error {
 	us := map[string]usage{}
 	var missing []string
 	c.mu.Lock()
-	t := c.tenant(tenant, writes, usageWrites)
+	t := c.tenant(tenant, w)
+	used, tooMany := t.used, t.tooMany[UsageWrites]
 	for _, m := range ms {
 		if u, ok := t.usage[m.ID]; ok {
 			us[m.ID] = u
-		} else {
+		} else if used == nil || used[m.ID] {
 			missing = append(missing, m.ID)
 		}
 	}
 	c.mu.Unlock()
+	if used == nil && !tooMany {
+		ids, err := c.loadIDs(ctx, s, tenant, UsageWrites, w, "memories: ids with usage",
+			"SELECT DISTINCT memory_id FROM memory_usage WHERE tenant = {tenant:String} LIMIT {limit:UInt64}")
+		if err != nil {
+			return err
+		}
+		if ids != nil {
+			missing = slices.DeleteFunc(missing, func(id string) bool { return !ids[id] })
+		}
+	}
 	if len(missing) > 0 {
 		read, err := s.usageOf(ctx, tenant, missing)
 		if err != nil {
 			return err
 		}
 		c.mu.Lock()
-		t = c.tenant(tenant, writes, usageWrites)
-		keep := c.keepUsage(t, tenant, usageWrites)
+		t = c.tenant(tenant, w)
+		keep := c.keep(t, tenant, UsageWrites, w)
 		for _, id := range missing {
 			us[id] = read[id] // none read: never recalled
 			if keep {
@@ -299,19 +359,77 @@ func (c *memoryCache) fillUsage(ctx context.Context, s *Store, tenant string, ms
 	return nil
 }
 
-// write runs a write of tenants' memories (PutMemories), counts it, and
-// keeps the versions ms it wrote, as the store returns them, for each
-// tenant whose entry was exact just before: then the write's count is the
-// only one since. Any other entry of theirs is emptied, as it is after a
-// failed write.
-func (c *memoryCache) write(ms []memory.Memory, do func() error) error {
-	tenants := memory.TenantsOf(ms)
+// loadIDs reads the IDs query returns (one String column; its limit is
+// cacheIDs + 1) and keeps them as t's set of kind (used or logged), unless
+// something was counted meanwhile. It returns nil for a tenant with more,
+// and marks it (tooMany).
+func (c *memoryCache) loadIDs(ctx context.Context, s *Store, tenant string, kind WriteKind, w Writes, op, query string) (map[string]bool, error) {
+	ids := map[string]bool{}
+	err := s.queryRows(ctx, op, query, func(r driver.Rows) error {
+		var id string
+		err := r.Scan(&id)
+		ids[id] = true
+		return err
+	}, ch.Named("tenant", tenant), ch.Named("limit", uint64(cacheIDs+1)))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.tenant(tenant, w)
+	if err != nil || len(ids) > cacheIDs {
+		if err == nil {
+			t.tooMany[kind] = true
+		}
+		return nil, err
+	}
+	if c.keep(t, tenant, kind, w) {
+		if kind == UsageWrites && t.used == nil {
+			t.used = ids
+		} else if kind == DecisionWrites && t.logged == nil {
+			t.logged = ids
+		}
+	}
+	return ids, nil
+}
+
+// loggedIDs is Store.LoggedDecisionIDs answered from the IDs of every
+// decision of tenant logged, loaded on first use; ok is false for a tenant
+// with too many to hold.
+func (c *memoryCache) loggedIDs(ctx context.Context, s *Store, tenant string, ids []string) (out []string, ok bool, err error) {
+	w := c.counts.Writes(tenant)
+	c.mu.Lock()
+	t := c.tenant(tenant, w)
+	logged, tooMany := t.logged, t.tooMany[DecisionWrites]
+	c.mu.Unlock()
+	if tooMany {
+		return nil, false, nil
+	}
+	if logged == nil {
+		logged, err = c.loadIDs(ctx, s, tenant, DecisionWrites, w, "logged decision ids: all",
+			"SELECT DISTINCT id FROM merge_decisions WHERE tenant = {tenant:String} LIMIT {limit:UInt64}")
+		if err != nil || logged == nil {
+			return nil, false, err
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		if logged[id] && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out, true, nil
+}
+
+// counted runs a write of kind for tenants, counts it, and then, for each
+// tenant whose part of kind was exact just before (so that the write's
+// count is the only one since), lets apply bring the part up to date; any
+// other part of theirs of kind is emptied, as it is after a failed write.
+func (c *memoryCache) counted(kind WriteKind, tenants []string, do func() error, apply func(t *cachedTenant, tenant string)) error {
 	before := make([]uint64, len(tenants))
 	for i, t := range tenants {
-		before[i] = c.counts.MemoryWrites(t)
+		before[i] = c.counts.Writes(t)[kind]
 	}
 	err := do()
-	c.counts.AddMemoryWrites(tenants...)
+	c.counts.AddWrites(kind, tenants...)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, tenant := range tenants {
@@ -319,19 +437,66 @@ func (c *memoryCache) write(ms []memory.Memory, do func() error) error {
 		if t == nil {
 			continue
 		}
-		now := c.counts.MemoryWrites(tenant)
-		if err != nil || now != before[i]+1 || (t.writes != before[i] && t.writes != now) {
-			delete(c.tenants, tenant)
+		now := c.counts.Writes(tenant)[kind]
+		if err != nil || now != before[i]+1 || (t.at[kind] != before[i] && t.at[kind] != now) {
+			t.reset(kind, max(now, t.at[kind]))
 			continue
 		}
-		t.writes = now
+		t.at[kind] = now
+		apply(t, tenant)
+	}
+	return err
+}
+
+// write runs a write of memory versions ms (PutMemories), and keeps them,
+// as the store returns them (wrote).
+func (c *memoryCache) write(ms []memory.Memory, do func() error) error {
+	return c.counted(MemoryWrites, memory.TenantsOf(ms), do, func(t *cachedTenant, tenant string) {
 		for _, m := range ms {
 			if m.Tenant == tenant {
 				t.wrote(m)
 			}
 		}
+	})
+}
+
+// logDecisions runs a write of decisions ds, and adds their IDs to the
+// logged ones.
+func (c *memoryCache) logDecisions(ds []memory.Decision, do func() error) error {
+	var tenants []string
+	for _, d := range ds {
+		if !slices.Contains(tenants, d.Tenant) {
+			tenants = append(tenants, d.Tenant)
+		}
 	}
-	return err
+	return c.counted(DecisionWrites, tenants, do, func(t *cachedTenant, tenant string) {
+		for _, d := range ds {
+			if d.Tenant == tenant && t.logged != nil {
+				t.logged[d.ID] = true
+			}
+		}
+	})
+}
+
+// record runs a write of usage us, after which their memories' usage is
+// read again, and they have usage.
+func (c *memoryCache) record(us []memory.Usage, do func() error) error {
+	var tenants []string
+	for _, u := range us {
+		if !slices.Contains(tenants, u.Tenant) {
+			tenants = append(tenants, u.Tenant)
+		}
+	}
+	return c.counted(UsageWrites, tenants, do, func(t *cachedTenant, tenant string) {
+		for _, u := range us {
+			if u.Tenant == tenant {
+				delete(t.usage, u.MemoryID)
+				if t.used != nil {
+					t.used[u.MemoryID] = true
+				}
+			}
+		}
+	})
 }
 
 // wrote keeps m, just written, as the current version of its memory when
@@ -364,24 +529,15 @@ func (t *cachedTenant) wrote(m memory.Memory) {
 	}
 }
 
-// purged counts a purge of tenant (or a failed one), which empties its
-// entry.
+// purged counts a purge of tenant (or a failed one), which may have
+// removed anything of it: every part of its entry goes.
 func (c *memoryCache) purged(tenant string) {
-	c.counts.AddMemoryWrites(tenant)
+	for k := range writeKinds {
+		c.counts.AddWrites(k, tenant)
+	}
 	c.mu.Lock()
 	delete(c.tenants, tenant)
 	c.mu.Unlock()
-}
-
-// recorded counts usage recorded for tenants; readers then read it again.
-func (c *memoryCache) recorded(us []memory.Usage) {
-	var tenants []string
-	for _, u := range us {
-		if !slices.Contains(tenants, u.Tenant) {
-			tenants = append(tenants, u.Tenant)
-		}
-	}
-	c.counts.AddUsageWrites(tenants...)
 }
 
 // storedForm is m as the store returns it after writing it (memoryRow, then

@@ -30,6 +30,15 @@ func (s *Store) LogDecision(ctx context.Context, d memory.Decision) error {
 	if err := validDecision("clickhouse: log decision", d); err != nil {
 		return err
 	}
+	if s.cache != nil {
+		logged, ok, err := s.cache.loggedIDs(ctx, s, d.Tenant, []string{d.ID})
+		if err != nil || len(logged) > 0 {
+			return err
+		}
+		if ok {
+			return s.insertDecision(ctx, d)
+		}
+	}
 	var n uint64
 	err := s.queryRows(ctx, "log decision: look up", "SELECT count() FROM merge_decisions WHERE tenant = {tenant:String} AND id = {id:String}",
 		func(r driver.Rows) error { return r.Scan(&n) }, ch.Named("tenant", d.Tenant), ch.Named("id", d.ID))
@@ -56,6 +65,13 @@ func (s *Store) insertDecisions(ctx context.Context, op string, ds []memory.Deci
 		}
 	}
 	seq := s.reserveSeq(len(ds))
+	if s.cache != nil {
+		return s.cache.logDecisions(ds, func() error { return s.appendDecisions(ctx, op, ds, blobs, seq) })
+	}
+	return s.appendDecisions(ctx, op, ds, blobs, seq)
+}
+
+func (s *Store) appendDecisions(ctx context.Context, op string, ds []memory.Decision, blobs [][4]string, seq uint64) error {
 	return s.insert(ctx, op, "merge_decisions", decisionColumns, len(ds), func(i int) []any {
 		d, b := ds[i], blobs[i]
 		return []any{d.Tenant, toDB(d.CreatedAt), d.ID, string(d.Action), d.WorkflowID, d.EpisodeID,
@@ -189,6 +205,11 @@ func (s *Store) LoggedDecisionIDs(ctx context.Context, tenant string, ids []stri
 	const op = "clickhouse: logged decision ids"
 	if err := memory.ValidateTenant(op, tenant); err != nil {
 		return nil, err
+	}
+	if s.cache != nil {
+		if out, ok, err := s.cache.loggedIDs(ctx, s, tenant, ids); ok || err != nil {
+			return out, err
+		}
 	}
 	var out []string
 	err := s.queryRows(ctx, "logged decision ids",

@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"context"
+	"testing"
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
@@ -23,3 +24,10 @@ func (s *Store) SkewClock(d time.Duration) {
 
 // SetMigrationLease sets how old a migration lock must be to be taken over.
 func (s *Store) SetMigrationLease(d time.Duration) { s.lease = d }
+
+// BoundCache sets the memory cache's bounds until the test ends.
+func BoundCache(t testing.TB, tenants, memories, ids int) {
+	old := [3]int{cacheTenants, cacheMemories, cacheIDs}
+	cacheTenants, cacheMemories, cacheIDs = tenants, memories, ids
+	t.Cleanup(func() { cacheTenants, cacheMemories, cacheIDs = old[0], old[1], old[2] })
+}

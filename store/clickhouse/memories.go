@@ -342,11 +342,14 @@ func (s *Store) RecordUsage(ctx context.Context, us []memory.Usage) error {
 			return err
 		}
 	}
-	if s.cache != nil {
-		defer s.cache.recorded(us)
+	record := func() error {
+		return s.insert(ctx, "record usage", "memory_usage", "tenant, memory_id, kind, at", len(us), func(i int) []any {
+			u := us[i]
+			return []any{u.Tenant, u.MemoryID, string(u.Kind), toDB(u.At)}
+		})
 	}
-	return s.insert(ctx, "record usage", "memory_usage", "tenant, memory_id, kind, at", len(us), func(i int) []any {
-		u := us[i]
-		return []any{u.Tenant, u.MemoryID, string(u.Kind), toDB(u.At)}
-	})
+	if s.cache != nil {
+		return s.cache.record(us, record)
+	}
+	return record()
 }

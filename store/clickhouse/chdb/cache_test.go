@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/store/clickhouse"
 )
 
 func cacheMemory(id string, version int, content string, at time.Time) memory.Memory {
@@ -83,10 +85,7 @@ func TestMemoryCacheAnswersWhatTheStoreWould(t *testing.T) {
 	if err := s.PutMemories(ctx, []memory.Memory{m1v2, m3}); err != nil {
 		t.Fatal(err)
 	}
-	// (A new memory's usage is read: the store may hold some of its ID.)
-	newOne := byHash(m3)
-	newOne.NoUsage = true
-	for what, f := range map[string]memory.MemoryFilter{"the new version by ID": byID, "its old text": byHash(m1), "its new text": byHash(m1v2), "a new memory": newOne} {
+	for what, f := range map[string]memory.MemoryFilter{"the new version by ID": byID, "its old text": byHash(m1), "its new text": byHash(m1v2), "a new memory": byHash(m3)} {
 		if ran := same(what, f); ran != 0 {
 			t.Errorf("reading %s after writing it ran %d statements", what, ran)
 		}
@@ -102,7 +101,9 @@ func TestMemoryCacheAnswersWhatTheStoreWould(t *testing.T) {
 	if err := s.RecordUsage(ctx, []memory.Usage{{Tenant: "t1", MemoryID: "m2", Kind: memory.UsageRecalled, At: at}}); err != nil {
 		t.Fatal(err)
 	}
-	same("after usage", byID)
+	if ran := same("after usage", byID); ran != 1 {
+		t.Errorf("reading after usage of one memory ran %d statements, want 1 (its usage)", ran)
+	}
 	if got, _ := s.Memories(ctx, memory.MemoryFilter{Tenant: "t1", IDs: []string{"m2"}}); len(got) != 1 || got[0].RecallCount != 1 {
 		t.Fatalf("after one recall: %+v", got)
 	}
@@ -221,5 +222,84 @@ func TestMemoryCacheHoldsWhatTheStoreReturns(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("the cache holds\n%+v\nthe store returns\n%+v", got, want)
+	}
+}
+
+// TestLoggedDecisionsAreKnown asks which decisions are logged after
+// decisions were logged here, by another handle and over HTTP, and after a
+// purge, and checks each answer against the store's.
+func TestLoggedDecisionsAreKnown(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	defer s.Close()
+	at := time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
+	decision := func(id, memoryID string) memory.Decision {
+		m := cacheMemory(memoryID, 1, "Fact "+memoryID+".", at)
+		return memory.Decision{ID: id, Tenant: "t1", Action: memory.ActionStore, CreatedAt: at,
+			Candidate: memory.Candidate{Kind: m.Kind, Content: m.Content}, After: []memory.Memory{m}}
+	}
+	ids := []string{"d1", "d2", "d3", "d4", "d5"}
+	// logged asks through the cache and of the store (a fresh handle's
+	// first answer is the store's), and returns the statements the first
+	// ran.
+	logged := func(what string, want ...string) uint64 {
+		t.Helper()
+		before := s.eng.statements.Load()
+		got, err := s.LoggedDecisionIDs(ctx, "t1", ids)
+		ran := s.eng.statements.Load() - before
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: logged %v, want %v", what, got, want)
+		}
+		return ran
+	}
+	if err := s.AppendDecisions(ctx, []memory.Decision{decision("d1", "m1")}); err != nil {
+		t.Fatal(err)
+	}
+	logged("first", "d1")
+	if err := s.AppendDecisions(ctx, []memory.Decision{decision("d2", "m2")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.LogDecision(ctx, decision("d3", "m3")); err != nil {
+		t.Fatal(err)
+	}
+	if ran := logged("after logging here", "d1", "d2", "d3"); ran != 0 {
+		t.Errorf("asking after logging here ran %d statements", ran)
+	}
+	other := openTest(t, dir)
+	defer other.Close()
+	if err := other.AppendDecisions(ctx, []memory.Decision{decision("d4", "m4")}); err != nil {
+		t.Fatal(err)
+	}
+	logged("after another handle logged", "d1", "d2", "d3", "d4")
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/", "text/plain", strings.NewReader("INSERT INTO merge_decisions (tenant, id, action) VALUES ('t1', 'd5', 'store')"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("insert over HTTP: %s", resp.Status)
+	}
+	logged("after a statement over HTTP", "d1", "d2", "d3", "d4", "d5")
+	if _, err := s.Purge(ctx, memory.PurgeRequest{Tenant: "t1", MemoryIDs: []string{"m1"}}); err != nil {
+		t.Fatal(err)
+	}
+	logged("after a purge", "d2", "d3", "d4", "d5")
+	// Logging one already logged writes nothing again.
+	if err := s.LogDecision(ctx, decision("d2", "m2")); err != nil {
+		t.Fatal(err)
+	}
+	var n strings.Builder
+	if err := s.QueryReadOnly(ctx, "SELECT count() FROM merge_decisions WHERE id = 'd2'", &n, clickhouse.QueryOptions{Format: clickhouse.FormatTSV}); err != nil {
+		t.Fatal(err)
+	}
+	if f := strings.Fields(n.String()); f[len(f)-1] != "1" {
+		t.Fatalf("d2 is logged %q times, want once", n.String())
 	}
 }

@@ -433,6 +433,7 @@ func TestSmallPartsPackTheirSkipIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var packed, perIndex int
+	heavyFiles := map[string]bool{}
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		switch {
 		case err != nil:
@@ -450,6 +451,27 @@ func TestSmallPartsPackTheirSkipIndexes(t *testing.T) {
 	if packed == 0 || perIndex != 0 {
 		t.Fatalf("parts hold %d packed skip-index archives and %d skip-index files, want at least one archive and no files", packed, perIndex)
 	}
+	sess, err := s.eng.acquire(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := s.eng.query(sess, "SELECT path FROM system.parts WHERE database = {db:String} AND table = 'events' AND active", "TSV", map[string]string{"db": s.database})
+	s.eng.put(sess, true)
+	if err != nil || len(strings.Fields(string(out))) != 1 {
+		t.Fatalf("the events' parts: %q, %v; want one", out, err)
+	}
+	files, err := os.ReadDir(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if f.Name() == "columns_substreams.txt" || strings.HasSuffix(f.Name(), ".cmrk3") || f.Name() == "primary.cidx" {
+			heavyFiles[f.Name()] = true
+		}
+	}
+	if len(heavyFiles) > 0 {
+		t.Fatalf("an event's part has %v; with lightParts it has neither substream marks nor compressed marks or key", heavyFiles)
+	}
 	got, err := s.SessionEvents(ctx, "acme", "s1")
 	if err != nil || len(got) != 1 || got[0].Content != ev.Content {
 		t.Fatalf("events read back = %v, %v; want the one stored", got, err)
@@ -460,12 +482,15 @@ func TestSmallPartsPackTheirSkipIndexes(t *testing.T) {
 
 	s = openTest(t, dir)
 	defer s.Close()
-	sess, err := s.eng.acquire(ctx, nil)
+	sess, err = s.eng.acquire(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.eng.put(sess, true)
 	if left, err := unpacked(s.eng, sess, s.database); err != nil || len(left) != 0 {
 		t.Fatalf("tables left unpacked after opening again = %v, %v; want none", left, err)
+	}
+	if left, err := heavy(s.eng, sess, s.database); err != nil || len(left) != 0 {
+		t.Fatalf("tables left without lightParts after opening again = %v, %v; want none", left, err)
 	}
 }

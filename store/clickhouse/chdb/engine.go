@@ -21,6 +21,7 @@ import (
 	"unsafe"
 
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/store/clickhouse"
 )
 
 // The chDB engine is a process-wide singleton: it runs on one data
@@ -33,9 +34,9 @@ type engine struct {
 	lock *os.File
 	// slots bounds the sessions in use at once; a request waits for one.
 	slots chan struct{}
-	// writes counts memory writes (memory.WriteCounter), usage the usage
-	// recorded.
-	writes, usage memory.WriteCounts
+	// writes counts writes by kind (clickhouse.WriteKind), memory writes
+	// for memory.WriteCounter too.
+	writes [len(clickhouse.Writes{})]memory.WriteCounts
 
 	// sets counts the statements run to change a session's settings,
 	// statements every statement run.
