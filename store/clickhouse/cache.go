@@ -158,9 +158,10 @@ func (c *memoryCache) keep(t *cachedTenant, tenant string, kind WriteKind, w Wri
 }
 
 // servable reports whether the cache can answer f: a read by IDs or by
-// content hashes, narrowed only by scope, kind and status.
+// content hashes (one field of the two), narrowed only by scope, kind and
+// status.
 func servable(f memory.MemoryFilter) bool {
-	if (len(f.IDs) > 0) == (f.ContentHash != "" || len(f.ContentHashes) > 0) {
+	if (len(f.IDs) > 0) == (f.ContentHash != "" || len(f.ContentHashes) > 0) || (f.ContentHash != "" && len(f.ContentHashes) > 0) {
 		return false
 	}
 	rest := f
@@ -182,7 +183,7 @@ func (c *memoryCache) memories(ctx context.Context, s *Store, f memory.MemoryFil
 	if len(ids) == 0 {
 		hashes := f.ContentHashes
 		if f.ContentHash != "" {
-			hashes = append(slices.Clip(hashes), f.ContentHash)
+			hashes = []string{f.ContentHash}
 		}
 		var known bool
 		if ids, known, err = c.hashed(ctx, s, f.Tenant, hashes, w); err != nil || !known {
@@ -214,41 +215,8 @@ func (c *memoryCache) memories(ctx context.Context, s *Store, f memory.MemoryFil
 // the content hashes of all its memories on first use; known is false for
 // a tenant too large to hold them.
 func (c *memoryCache) hashed(ctx context.Context, s *Store, tenant string, hashes []string, w Writes) (ids []string, known bool, err error) {
-	c.mu.Lock()
-	t := c.tenant(tenant, w)
-	loaded, tooMany := t.hashed, t.tooMany[MemoryWrites]
-	c.mu.Unlock()
-	if tooMany {
-		return nil, false, nil
-	}
-	if !loaded {
-		all := map[string]string{}
-		err := s.queryRows(ctx, "memories: content hashes",
-			"SELECT id, content_hash FROM memories_current FINAL WHERE tenant = {tenant:String} LIMIT {limit:UInt64}",
-			func(r driver.Rows) error {
-				var id, hash string
-				err := r.Scan(&id, &hash)
-				all[id] = hash
-				return err
-			}, ch.Named("tenant", tenant), ch.Named("limit", uint64(cacheMemories+1)))
-		if err != nil || len(all) > cacheMemories {
-			if err == nil {
-				c.mu.Lock()
-				c.tenant(tenant, w).tooMany[MemoryWrites] = true
-				c.mu.Unlock()
-			}
-			return nil, false, err
-		}
-		byHash := map[string][]string{}
-		for id, h := range all {
-			byHash[h] = append(byHash[h], id)
-		}
-		c.mu.Lock()
-		t = c.tenant(tenant, w)
-		if c.keep(t, tenant, MemoryWrites, w) && !t.hashed {
-			t.hashed, t.hashes, t.byHash = true, all, byHash
-		}
-		c.mu.Unlock()
+	of := func(byHash map[string][]string) []string {
+		var ids []string
 		for _, h := range hashes {
 			for _, id := range byHash[h] {
 				if !slices.Contains(ids, id) {
@@ -256,18 +224,46 @@ func (c *memoryCache) hashed(ctx context.Context, s *Store, tenant string, hashe
 				}
 			}
 		}
-		return ids, true, nil
+		return ids
+	}
+	c.mu.Lock()
+	t := c.tenant(tenant, w)
+	if t.tooMany[MemoryWrites] {
+		c.mu.Unlock()
+		return nil, false, nil
+	}
+	if t.hashed {
+		defer c.mu.Unlock()
+		return of(t.byHash), true, nil
+	}
+	c.mu.Unlock()
+	all := map[string]string{}
+	err = s.queryRows(ctx, "memories: content hashes",
+		"SELECT id, content_hash FROM memories_current FINAL WHERE tenant = {tenant:String} LIMIT {limit:UInt64}",
+		func(r driver.Rows) error {
+			var id, hash string
+			err := r.Scan(&id, &hash)
+			all[id] = hash
+			return err
+		}, ch.Named("tenant", tenant), ch.Named("limit", uint64(cacheMemories+1)))
+	if err != nil {
+		return nil, false, err
+	}
+	byHash := map[string][]string{}
+	for id, h := range all {
+		byHash[h] = append(byHash[h], id)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, h := range hashes {
-		for _, id := range t.byHash[h] {
-			if !slices.Contains(ids, id) {
-				ids = append(ids, id)
-			}
-		}
+	t = c.tenant(tenant, w)
+	if len(all) > cacheMemories {
+		t.tooMany[MemoryWrites] = true
+		return nil, false, nil
 	}
-	return ids, true, nil
+	if c.keep(t, tenant, MemoryWrites, w) && !t.hashed {
+		t.hashed, t.hashes, t.byHash = true, all, byHash
+	}
+	return of(byHash), true, nil
 }
 
 // rows returns the current versions of ids (those the store has), from the
