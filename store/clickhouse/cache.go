@@ -459,13 +459,7 @@ func (c *memoryCache) write(ms []memory.Memory, do func() error) error {
 // logDecisions runs a write of decisions ds, and adds their IDs to the
 // logged ones.
 func (c *memoryCache) logDecisions(ds []memory.Decision, do func() error) error {
-	var tenants []string
-	for _, d := range ds {
-		if !slices.Contains(tenants, d.Tenant) {
-			tenants = append(tenants, d.Tenant)
-		}
-	}
-	return c.counted(DecisionWrites, tenants, do, func(t *cachedTenant, tenant string) {
+	return c.counted(DecisionWrites, tenantsOf(ds, func(d memory.Decision) string { return d.Tenant }), do, func(t *cachedTenant, tenant string) {
 		for _, d := range ds {
 			if d.Tenant == tenant && t.logged != nil {
 				t.logged[d.ID] = true
@@ -477,13 +471,7 @@ func (c *memoryCache) logDecisions(ds []memory.Decision, do func() error) error 
 // record runs a write of usage us, after which their memories' usage is
 // read again, and they have usage.
 func (c *memoryCache) record(us []memory.Usage, do func() error) error {
-	var tenants []string
-	for _, u := range us {
-		if !slices.Contains(tenants, u.Tenant) {
-			tenants = append(tenants, u.Tenant)
-		}
-	}
-	return c.counted(UsageWrites, tenants, do, func(t *cachedTenant, tenant string) {
+	return c.counted(UsageWrites, tenantsOf(us, func(u memory.Usage) string { return u.Tenant }), do, func(t *cachedTenant, tenant string) {
 		for _, u := range us {
 			if u.Tenant == tenant {
 				delete(t.usage, u.MemoryID)
@@ -523,6 +511,17 @@ func (t *cachedTenant) wrote(m memory.Memory) {
 		t.hashes[m.ID] = m.ContentHash
 		t.byHash[m.ContentHash] = append(t.byHash[m.ContentHash], m.ID)
 	}
+}
+
+// tenantsOf lists the tenants of xs, each once.
+func tenantsOf[T any](xs []T, tenant func(T) string) []string {
+	var out []string
+	for _, x := range xs {
+		if t := tenant(x); !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // purged counts a purge of tenant (or a failed one), which may have

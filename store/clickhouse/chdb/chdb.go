@@ -85,22 +85,28 @@ const packedSkipIndexBytes = 256 << 10
 // written; readers serve either layout. Only the embedded engine gets it: a
 // server's operator tunes its tables, and older servers do not know it.
 func packSkipIndexes(ctx context.Context, eng *engine, database string) error {
+	return modifyTables(ctx, eng, database, unpacked, fmt.Sprintf("packed_skip_index_max_bytes = %d", packedSkipIndexBytes), "pack the skip indexes of")
+}
+
+// modifyTables sets settings on the tables of database that find lists;
+// what names the change for an error.
+func modifyTables(ctx context.Context, eng *engine, database string, find func(*engine, *session, string) ([]string, error), settings, what string) error {
 	s, err := eng.acquire(ctx, nil)
 	if err != nil {
 		return err
 	}
 	reuse := false
 	defer func() { eng.put(s, reuse) }()
-	tables, err := unpacked(eng, s, database)
+	tables, err := find(eng, s, database)
 	if err != nil {
 		return err
 	}
 	for _, table := range tables {
 		// Both names are identifiers: the database's is validated, and the
 		// tables are the migrations'.
-		sql := fmt.Sprintf("ALTER TABLE `%s`.`%s` MODIFY SETTING packed_skip_index_max_bytes = %d", database, table, packedSkipIndexBytes)
+		sql := fmt.Sprintf("ALTER TABLE `%s`.`%s` MODIFY SETTING %s", database, table, settings)
 		if _, _, err := eng.query(s, sql, "TSV", nil); err != nil {
-			return fmt.Errorf("chdb: pack the skip indexes of %s: %w", table, err)
+			return fmt.Errorf("chdb: %s %s: %w", what, table, err)
 		}
 	}
 	reuse = true
@@ -210,25 +216,7 @@ const lightParts = "write_marks_for_substreams_in_compact_parts = 0, compress_ma
 // lightenParts sets lightParts on the MergeTree tables of database that
 // lack them.
 func lightenParts(ctx context.Context, eng *engine, database string) error {
-	s, err := eng.acquire(ctx, nil)
-	if err != nil {
-		return err
-	}
-	reuse := false
-	defer func() { eng.put(s, reuse) }()
-	tables, err := heavy(eng, s, database)
-	if err != nil {
-		return err
-	}
-	for _, table := range tables {
-		// Identifiers, as in packSkipIndexes.
-		sql := fmt.Sprintf("ALTER TABLE `%s`.`%s` MODIFY SETTING %s", database, table, lightParts)
-		if _, _, err := eng.query(s, sql, "TSV", nil); err != nil {
-			return fmt.Errorf("chdb: lighten the parts of %s: %w", table, err)
-		}
-	}
-	reuse = true
-	return nil
+	return modifyTables(ctx, eng, database, heavy, lightParts, "lighten the parts of")
 }
 
 // heavy lists the MergeTree tables of database without lightParts.
