@@ -276,7 +276,7 @@ func (c *memoryCache) rows(ctx context.Context, s *Store, tenant string, ids []s
 	for _, id := range ids {
 		if m, ok := t.rows[id]; ok {
 			if !slices.ContainsFunc(out, func(o memory.Memory) bool { return o.ID == id }) {
-				out = append(out, cloneMemory(m))
+				out = append(out, m.Clone())
 			}
 		} else if !t.absent[id] && !slices.Contains(missing, id) {
 			missing = append(missing, id)
@@ -303,7 +303,7 @@ func (c *memoryCache) rows(ctx context.Context, s *Store, tenant string, ids []s
 		out = append(out, m)
 		if keep {
 			delete(t.absent, m.ID)
-			t.rows[m.ID] = cloneMemory(m)
+			t.rows[m.ID] = m.Clone()
 		}
 	}
 	return out, nil
@@ -541,10 +541,8 @@ func (c *memoryCache) purged(tenant string) {
 // for what a round trip would change otherwise (out-of-range numbers,
 // times before 1970 or past 2262), which is not cached.
 func storedForm(m memory.Memory) (memory.Memory, bool) {
-	out := cloneMemory(m)
+	out := m.Clone()
 	out.Scope = m.Scope.Norm()
-	out.Entities, out.Sources, out.Evidence = nilIfEmpty(out.Entities), nilIfEmpty(out.Sources), nilIfEmpty(out.Evidence)
-	out.Supersedes, out.Flags = nilIfEmpty(out.Supersedes), nilIfEmpty(out.Flags)
 	out.RecallCount, out.LastRecalledAt = 0, time.Time{}
 	if m.Version < 0 || m.Version > math.MaxUint32 || m.Helped > math.MaxUint32 || m.Hurt > math.MaxUint32 {
 		return out, false
@@ -558,18 +556,11 @@ func storedForm(m memory.Memory) (memory.Memory, bool) {
 		if !t.After(epoch) || !t.Before(lastNano) {
 			ok = false
 		}
-		*t = fromDB(t.UTC().Truncate(time.Millisecond))
+		*t = t.Truncate(time.Millisecond) // DateTime64(3)
 	}
+	fromDBMemory(&out)
 	return out, ok
 }
 
 // lastNano is where UnixNano, which the driver writes times with, ends.
 var lastNano = time.Unix(0, math.MaxInt64).UTC().Truncate(time.Second)
-
-// cloneMemory copies m's lists, so that a caller changing them changes no
-// cached memory.
-func cloneMemory(m memory.Memory) memory.Memory {
-	m.Entities, m.Sources, m.Evidence = slices.Clone(m.Entities), slices.Clone(m.Sources), slices.Clone(m.Evidence)
-	m.Supersedes, m.Flags = slices.Clone(m.Supersedes), slices.Clone(m.Flags)
-	return m
-}

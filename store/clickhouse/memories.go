@@ -39,11 +39,18 @@ func scanMemory(r driver.Rows) (memory.Memory, error) {
 		&m.ValidFrom, &m.ValidTo, &m.Decay, &m.DecayAnchor, &m.Pinned, &m.Flags, &helped, &hurt, &m.Reason,
 		&m.DecisionID, &m.CreatedAt, &m.UpdatedAt, &seq)
 	m.Version, m.Scope, m.Kind, m.Status, m.Helped, m.Hurt = int(version), memory.Scope(scope).Norm(), memory.Kind(kind), memory.Status(status), int(helped), int(hurt)
+	fromDBMemory(&m)
+	return m, err
+}
+
+// fromDBMemory maps a scanned memory's times and lists back (fromDB, and
+// empty lists nil): the form readers get, which the memory cache keeps too
+// (storedForm).
+func fromDBMemory(m *memory.Memory) {
 	m.ValidFrom, m.ValidTo, m.DecayAnchor = fromDB(m.ValidFrom), fromDB(m.ValidTo), fromDB(m.DecayAnchor)
 	m.CreatedAt, m.UpdatedAt = fromDB(m.CreatedAt), fromDB(m.UpdatedAt)
 	m.Entities, m.Sources, m.Evidence = nilIfEmpty(m.Entities), nilIfEmpty(m.Sources), nilIfEmpty(m.Evidence)
 	m.Supersedes, m.Flags = nilIfEmpty(m.Supersedes), nilIfEmpty(m.Flags)
-	return m, err
 }
 
 // PutMemories implements memory.MemoryStore. Versions go to memory_versions;
