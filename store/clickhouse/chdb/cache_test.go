@@ -25,6 +25,20 @@ func cacheMemory(id string, version int, content string, at time.Time) memory.Me
 	return m
 }
 
+// postSQL runs a statement over the engine's HTTP interface at url, as
+// another process would.
+func postSQL(t *testing.T, url, sql string) {
+	t.Helper()
+	resp, err := http.Post(url+"/", "text/plain", strings.NewReader(sql))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s over HTTP: %s", sql, resp.Status)
+	}
+}
+
 // TestMemoryCacheAnswersWhatTheStoreWould reads memories by ID and by
 // content hash through the cache after every kind of write, and checks
 // each answer against the store's own (a read the cache does not serve),
@@ -122,14 +136,7 @@ func TestMemoryCacheAnswersWhatTheStoreWould(t *testing.T) {
 	defer srv.Close()
 	m4 := cacheMemory("m4", 1, "Backups are kept for 30 days.", at)
 	insert := fmt.Sprintf("INSERT INTO memory_versions (tenant, id, version, kind, content, content_hash, status, write_seq) VALUES ('t1', 'm4', 1, 'fact', '%s', '%s', 'live', 1)", m4.Content, m4.ContentHash)
-	resp, err := http.Post(srv.URL+"/", "text/plain", strings.NewReader(insert))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("insert over HTTP: %s", resp.Status)
-	}
+	postSQL(t, srv.URL, insert)
 	if got := same("after a statement over HTTP", byHash(m4)); got == 0 {
 		t.Error("a read after a statement over HTTP ran no statement")
 	}
@@ -278,14 +285,7 @@ func TestLoggedDecisionsAreKnown(t *testing.T) {
 	logged("after another handle logged", "d1", "d2", "d3", "d4")
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
-	resp, err := http.Post(srv.URL+"/", "text/plain", strings.NewReader("INSERT INTO merge_decisions (tenant, id, action) VALUES ('t1', 'd5', 'store')"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("insert over HTTP: %s", resp.Status)
-	}
+	postSQL(t, srv.URL, "INSERT INTO merge_decisions (tenant, id, action) VALUES ('t1', 'd5', 'store')")
 	logged("after a statement over HTTP", "d1", "d2", "d3", "d4", "d5")
 	if _, err := s.Purge(ctx, memory.PurgeRequest{Tenant: "t1", MemoryIDs: []string{"m1"}}); err != nil {
 		t.Fatal(err)
