@@ -117,6 +117,17 @@ func startServer(t *testing.T, cfg Config) *Server {
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
 	srv, err := Start(ctx, cfg)
+	// A free port can be taken again before Start binds it, by another
+	// test's listener or an outgoing connection; Start says so before it
+	// starts anything, so other ports are tried.
+	for attempt := 1; errors.Is(err, ErrPortInUse) && attempt < 5; attempt++ {
+		frontend, ui := freePorts(t)
+		cfg.FrontendPort = frontend
+		if cfg.UIPort != UIDisabled {
+			cfg.UIPort = ui
+		}
+		srv, err = Start(ctx, cfg)
+	}
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}

@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"testing"
 	"time"
@@ -19,13 +20,23 @@ import (
 // returns a client of it; both stop when the test ends.
 func startTemporal(t *testing.T) client.Client {
 	t.Helper()
-	port, err := devserver.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := devserver.Start(context.Background(), devserver.Config{DataDir: t.TempDir(), FrontendPort: port, UIPort: devserver.UIDisabled})
-	if err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	var srv *devserver.Server
+	// A free port can be taken before the server binds it; the server says
+	// so before it starts anything, so another is tried.
+	for attempt := 1; ; attempt++ {
+		port, err := devserver.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err = devserver.Start(context.Background(), devserver.Config{DataDir: dir, FrontendPort: port, UIPort: devserver.UIDisabled})
+		if errors.Is(err, devserver.ErrPortInUse) && attempt < 5 {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		break
 	}
 	t.Cleanup(func() { srv.Stop() })
 	tc, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})

@@ -152,7 +152,7 @@ func TestConsolidationSurvivesKill9(t *testing.T) {
 	}
 	blockAt := clustersOf[types[0]] + 2 // the second batch's second cluster
 
-	temporalPort, mcpPort := freePort(t), freePort(t)
+	temporalPort, mcpPort := twoFreePorts(t)
 	p := startDevProcess(t, dataDir, temporalPort, mcpPort, fmt.Sprint("HINDSIGHT_TEST_CONSOLIDATE_BLOCK=", blockAt))
 	dial := func() client.Client {
 		tc, err := client.Dial(client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", temporalPort), Namespace: devserver.DefaultNamespace})

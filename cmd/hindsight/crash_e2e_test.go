@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -87,14 +88,20 @@ func startDevProcess(t *testing.T, dataDir string, temporalPort, mcpPort int, en
 	return p
 }
 
-// freePort is a free local TCP port.
-func freePort(t *testing.T) int {
+// twoFreePorts are two distinct free local TCP ports, for Temporal and MCP:
+// both are held until both are picked, so the second cannot be the first.
+func twoFreePorts(t *testing.T) (int, int) {
 	t.Helper()
-	port, err := devserver.FreePort()
-	if err != nil {
-		t.Fatal(err)
+	var ports [2]int
+	for i := range ports {
+		l, err := net.Listen("tcp", net.JoinHostPort(devserver.DefaultHost, "0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
-	return port
+	return ports[0], ports[1]
 }
 
 // kill stops the process with SIGKILL: no shutdown code runs.
@@ -116,7 +123,7 @@ func TestCrashRecovery(t *testing.T) {
 		t.Skip("starts hindsight dev twice")
 	}
 	dataDir := t.TempDir()
-	temporalPort, mcpPort := freePort(t), freePort(t)
+	temporalPort, mcpPort := twoFreePorts(t)
 	p := startDevProcess(t, dataDir, temporalPort, mcpPort)
 	session := connect(t, p.mcp)
 

@@ -214,13 +214,15 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("--clickhouse-http: write its token: %w", err)
 		}
-		chHTTP, err := listenHTTP(o.clickhouseHTTP, "the embedded ClickHouse's HTTP interface", "--clickhouse-http", guardSQL(st.runtime.ChDB.Handler(), o.clickhouseHTTP, token), log)
-		if err != nil {
+		const what = "the embedded ClickHouse's HTTP interface"
+		if ln, err := listen(o.clickhouseHTTP, what, "--clickhouse-http"); err != nil {
 			// Not essential: say so and go on.
 			log.Warn("hindsight sql will not reach this dev server", "error", err)
 		} else {
-			st.chHTTP = chHTTP
-			st.closers = append(st.closers, chHTTP.Close)
+			// The guard answers for the address listened on, which is
+			// the flag's unless it asked for any free port (":0").
+			st.chHTTP = serveHTTP(ln, what, guardSQL(st.runtime.ChDB.Handler(), ln.Addr().String(), token), log)
+			st.closers = append(st.closers, st.chHTTP.Close)
 		}
 	}
 	if o.pprof != "" {

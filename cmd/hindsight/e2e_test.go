@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -32,26 +33,43 @@ func startTestDev(t testing.TB, dataDir string) *devStack {
 // token file, the ClickHouse endpoint).
 func startTestDevWith(t testing.TB, dataDir string, set func(*devOptions)) *devStack {
 	t.Helper()
-	port, err := devserver.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Setenv("CLICKHOUSE_ADDR", "")
 	t.Setenv("MILVUS_ADDR", "")
 	t.Setenv("OPENAI_BASE_URL", "")
-	o := devOptions{
-		stack: stackFlags{dataDir: dataDir, tenant: memory.DefaultTenant, taskQueue: "hindsight-e2e",
-			mcpAddr: "127.0.0.1:0", logLevel: "warn"},
-		temporalPort: port, uiPort: devserver.UIDisabled,
+	// A free port can be taken again before the server binds it, by another
+	// test's listener or an outgoing connection's local port; the server
+	// says so before it starts anything, so another port is tried.
+	for attempt := 1; ; attempt++ {
+		port, err := devserver.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := devOptions{
+			stack: stackFlags{dataDir: dataDir, tenant: memory.DefaultTenant, taskQueue: "hindsight-e2e",
+				mcpAddr: "127.0.0.1:0", logLevel: "warn"},
+			temporalPort: port, uiPort: devserver.UIDisabled,
+		}
+		if set != nil {
+			set(&o)
+		}
+		st, err := startDev(context.Background(), o)
+		if errors.Is(err, devserver.ErrPortInUse) && attempt < 5 {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("start dev stack: %v", err)
+		}
+		return st
 	}
-	if set != nil {
-		set(&o)
+}
+
+// sqlAddr is the address the stack serves ClickHouse's HTTP interface on.
+func (st *devStack) sqlAddr(t testing.TB) string {
+	t.Helper()
+	if st.chHTTP == nil {
+		t.Fatal("the dev stack serves no ClickHouse HTTP interface")
 	}
-	st, err := startDev(context.Background(), o)
-	if err != nil {
-		t.Fatalf("start dev stack: %v", err)
-	}
-	return st
+	return st.chHTTP.Addr()
 }
 
 // withTokens writes a token file of lines ("tenant token [user]") in dir

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hindsight-memory/hindsight/devserver"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/service"
@@ -21,13 +20,9 @@ import (
 // "hindsight merge undo".
 func TestQuarantine(t *testing.T) {
 	dataDir := t.TempDir()
-	port, err := devserver.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	chAddr := fmt.Sprintf("127.0.0.1:%d", port)
-	st := startTestDevWith(t, dataDir, func(o *devOptions) { o.clickhouseHTTP = chAddr })
+	st := startTestDevWith(t, dataDir, func(o *devOptions) { o.clickhouseHTTP = "127.0.0.1:0" })
 	defer st.Close()
+	chAddr := st.sqlAddr(t)
 	s := connect(t, st.mcpURL())
 	ctx := context.Background()
 

@@ -3,14 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hindsight-memory/hindsight/devserver"
 	"github.com/hindsight-memory/hindsight/store/clickhouse"
 )
 
@@ -20,14 +19,11 @@ import (
 // and expects each refused and nothing created; hindsight sql's own reads,
 // with the token from the data directory, still work.
 func TestDevSQLEndpointRefusesAttacks(t *testing.T) {
-	sqlPort, err := devserver.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", sqlPort)
 	dataDir := filepath.Join(t.TempDir(), "data")
-	st := startTestDevWith(t, dataDir, func(o *devOptions) { o.clickhouseHTTP = addr })
+	st := startTestDevWith(t, dataDir, func(o *devOptions) { o.clickhouseHTTP = "127.0.0.1:0" })
 	defer st.Close()
+	addr := st.sqlAddr(t)
+	_, sqlPort, _ := net.SplitHostPort(addr)
 	token := readSQLToken(dataDir)
 	if token == "" {
 		t.Fatal("hindsight dev wrote no token for its SQL endpoint")
@@ -40,7 +36,7 @@ func TestDevSQLEndpointRefusesAttacks(t *testing.T) {
 		want   int
 	}{
 		"cross-origin page":    {header: map[string]string{"Origin": "http://evil.example", "X-ClickHouse-Key": token}, body: create, want: http.StatusForbidden},
-		"DNS rebinding":        {header: map[string]string{"X-ClickHouse-Key": token}, host: "evil.example:" + fmt.Sprint(sqlPort), body: create, want: http.StatusForbidden},
+		"DNS rebinding":        {header: map[string]string{"X-ClickHouse-Key": token}, host: "evil.example:" + sqlPort, body: create, want: http.StatusForbidden},
 		"no credential":        {body: create, want: http.StatusUnauthorized},
 		"wrong credential":     {header: map[string]string{"X-ClickHouse-Key": "guess"}, body: "SELECT 1", want: http.StatusUnauthorized},
 		"a write":              {header: map[string]string{"X-ClickHouse-Key": token}, body: create, want: http.StatusForbidden},
