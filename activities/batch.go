@@ -309,6 +309,33 @@ func (w *batchWrites) unstage() {
 	}
 }
 
+// SettleInput names the decisions of a tenant's merge batches that failed
+// for good (workflows.MemoryLedger): each may be logged or not.
+type SettleInput struct {
+	Tenant      string   `json:"tenant"`
+	DecisionIDs []string `json:"decision_ids"`
+}
+
+// Settle stores the versions of those of in.DecisionIDs that are logged
+// and whose versions the store lacks (redo): a merge batch that failed
+// for good between its two writes (batchWrites) left them so. The ledger
+// settles them before its next request, so that nothing is decided from a
+// state without them; a retry of one of those requests would otherwise
+// replay a decision on a version that another decision has taken since.
+func (a *Activities) Settle(ctx context.Context, in SettleInput) error {
+	if err := memory.ValidateTenant("settle", in.Tenant); err != nil {
+		return temporalError(err)
+	}
+	logged, err := a.logged(ctx, map[string][]string{in.Tenant: in.DecisionIDs})
+	if err != nil {
+		return temporalError(err)
+	}
+	if _, err := a.redo(ctx, logged); err != nil {
+		return temporalError(err)
+	}
+	return nil
+}
+
 // redo stores the versions of logged decisions that the store lacks: a
 // batch cut short after logging its decisions and before storing their
 // versions (batchWrites). The log holds every version; storing one again

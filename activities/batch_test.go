@@ -209,6 +209,45 @@ func TestMergeBatchCutShortResumes(t *testing.T) {
 	}
 }
 
+// TestSettleStoresWhatAFailedBatchLogged cuts a batch short after it
+// logged its decisions and before it stored their versions, and lets it
+// fail for good: its retries are over. The ledger settles it (Settle)
+// before its next batch, which merges into what the first decided; a
+// client's retry of the first batch, after the ledger forgot its reply,
+// replays the logged decisions. The outcome is that of merging every
+// request one by one; without settling, the next batch decides from a
+// store that lacks the first one's versions.
+func TestSettleStoresWhatAFailedBatchLogged(t *testing.T) {
+	want := oneByOne(t)
+	backing := memory.NewMemStore()
+	store := &flakyStore{MemStore: backing}
+	f := newFixtureOn(t, backing, store, false)
+	reqs := batchRequests()
+	first, next := reqs[:2], reqs[2:]
+
+	store.failPuts = 1
+	if _, err := f.env.ExecuteActivity(f.acts.MergeRequests, activities.MergeRequestsInput{Requests: first, Now: now}); err == nil {
+		t.Fatal("the cut-short batch succeeded")
+	}
+	var ids []string
+	for _, req := range first {
+		ids = append(ids, req.MergeDecisionIDs()...)
+	}
+	// Twice: a retried Settle changes nothing more.
+	for range 2 {
+		if _, err := f.env.ExecuteActivity(f.acts.Settle, activities.SettleInput{Tenant: "acme", DecisionIDs: ids}); err != nil {
+			t.Fatalf("Settle: %v", err)
+		}
+	}
+	replies := run[[]ledger.Reply](t, f, f.acts.MergeRequests, activities.MergeRequestsInput{Requests: next, Now: now})
+	retried := run[[]ledger.Reply](t, f, f.acts.MergeRequests, activities.MergeRequestsInput{Requests: first, Now: now})
+	sameOutcome(t, "settled, then the next batch, then the first retried", outcomeOf(t, f, append(retried, replies...)), want)
+
+	if _, err := f.env.ExecuteActivity(f.acts.Settle, activities.SettleInput{Tenant: "", DecisionIDs: ids}); err == nil || !strings.Contains(err.Error(), "tenant") {
+		t.Fatalf("Settle without a tenant = %v, want an error naming the tenant", err)
+	}
+}
+
 // TestMergeBatchReadsNeighboursOnce merges a batch whose every candidate
 // has neighbours to judge: the batch reads them from the store in one
 // query before it begins, where each candidate read its own.

@@ -131,10 +131,13 @@ func inProcess(v any) bool {
 func (a *Activities) loggedDecisions(ctx context.Context, reqs []ledger.Request) (map[string]memory.Decision, error) {
 	byTenant := map[string][]string{}
 	for _, req := range reqs {
-		for i := range req.Candidates {
-			byTenant[req.Tenant] = append(byTenant[req.Tenant], mergeDecisionID(req.Tenant, req.ID, i, normalizeCandidate(req.Merged(i))))
-		}
+		byTenant[req.Tenant] = append(byTenant[req.Tenant], req.MergeDecisionIDs()...)
 	}
+	return a.logged(ctx, byTenant)
+}
+
+// logged reads the decisions among ids (by tenant) that are logged, by ID.
+func (a *Activities) logged(ctx context.Context, byTenant map[string][]string) (map[string]memory.Decision, error) {
 	out := map[string]memory.Decision{}
 	for tenant, ids := range byTenant {
 		if memory.ValidateTenant("merge", tenant) != nil {
@@ -294,7 +297,7 @@ func (a *Activities) planMerge(ctx context.Context, in PlanMergeInput, logged ma
 		return memory.Decision{}, nil, temporalError(err)
 	}
 	hash := memory.ContentHash(c.Kind, c.Content)
-	id := mergeDecisionID(in.Tenant, in.RequestID, in.Index, c)
+	id := ledger.MergeDecisionID(in.Tenant, in.RequestID, in.Index, c)
 	if d, ok := logged[id]; ok {
 		return d, nil, nil
 	}
@@ -351,12 +354,6 @@ func (a *Activities) planMerge(ctx context.Context, in PlanMergeInput, logged ma
 	}
 	d, err := planner(mi)
 	return d, read, temporalError(err)
-}
-
-// mergeDecisionID is the ID of the decision on the index-th candidate c
-// (normalised) of a request.
-func mergeDecisionID(tenant, requestID string, index int, c memory.Candidate) string {
-	return memory.DecisionID(tenant, requestID, index, memory.ContentHash(c.Kind, c.Content))
 }
 
 // neighbors returns the live memories of the candidate's tenant and kind

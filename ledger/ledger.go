@@ -47,7 +47,15 @@ type State struct {
 	// Recent is how ledgers before CarriedReply carried their replies;
 	// it is read, never written.
 	Recent []Reply `json:"recent,omitempty"`
+	// Unsettled are the decision IDs of merge batches that failed for
+	// good, to be settled before the next request: some may be logged
+	// with their versions not stored yet. At most MaxUnsettled.
+	Unsettled []string `json:"unsettled,omitempty"`
 }
+
+// MaxUnsettled bounds State.Unsettled: 32 failed batches of
+// MaxCandidatesPerRequest candidates, about 70 KB of IDs.
+const MaxUnsettled = 32 * MaxCandidatesPerRequest
 
 // CarriedReply is a reply a ledger remembers across continue-as-new: its
 // decisions by ID only (the service reads them back from the decision

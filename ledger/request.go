@@ -175,6 +175,22 @@ func (r Request) Merged(i int) memory.Candidate {
 	return r.Candidates[i]
 }
 
+// MergeDecisionIDs are the IDs of the decisions a merge or store request
+// makes on its candidates, in order: the same on every retry of it.
+func (r Request) MergeDecisionIDs() []string {
+	ids := make([]string, len(r.Candidates))
+	for i := range r.Candidates {
+		ids[i] = MergeDecisionID(r.Tenant, r.ID, i, r.Merged(i))
+	}
+	return ids
+}
+
+// MergeDecisionID is the ID of the decision on c, the index-th candidate
+// (as merged) of a request.
+func MergeDecisionID(tenant, requestID string, index int, c memory.Candidate) string {
+	return memory.DecisionID(tenant, requestID, index, memory.ContentHash(c.Kind, c.Content))
+}
+
 // ClipCandidate fits a distilled candidate into the limits, so that a long
 // error line or a lesson seen in many episodes shortens instead of failing
 // the merge: texts are cut at a character boundary, entities and evidence

@@ -131,6 +131,10 @@ func MemoryLedger(ctx workflow.Context, st ledger.State) error {
 			local = false // ask a worker's queue, then
 		}
 	}
+	// Ledgers begun since "settle-failed-merges" store what a merge batch
+	// that failed for good logged without storing before their next
+	// request (settle).
+	settling := workflow.GetVersion(ctx, "settle-failed-merges", workflow.DefaultVersion, 1) != workflow.DefaultVersion
 	var delivering []workflow.Future
 	processed := 0
 	for {
@@ -160,11 +164,19 @@ func MemoryLedger(ctx workflow.Context, st ledger.State) error {
 			}
 			break
 		}
+		if settling && len(l.state.Unsettled) > 0 {
+			l.settle(ctx, local)
+		}
 		var batch []ledger.Request
 		var replies []ledger.Reply
 		if merges := l.takeMerges(); len(merges) > 0 &&
 			workflow.GetVersion(ctx, "merge-batched", workflow.DefaultVersion, 1) != workflow.DefaultVersion {
-			batch, replies = merges, mergeBatch(ctx, merges, local)
+			var failed bool
+			batch = merges
+			replies, failed = mergeBatch(ctx, merges, local)
+			if failed && settling {
+				l.unsettle(ctx, merges)
+			}
 		} else {
 			if len(merges) > 0 { // a ledger begun before batching: one at a time
 				l.state.Pending = append(merges, l.state.Pending...)
@@ -243,13 +255,13 @@ func (l *ledgerRun) takeMerges() []ledger.Request {
 // mergeBatch merges consecutive merge and store requests in one activity
 // (activities.MergeRequests), which makes the decisions applying them one
 // by one would; if the activity fails for good, every request of the batch
-// gets its error. With local, the activity is a local one.
+// gets its error, and failed is set. With local, the activity is a local
+// one.
 //
 // localMergeTimeout bounds a local batch: with no model to call, a batch
 // of MaxCandidatesPerRequest candidates takes seconds at most.
-func mergeBatch(ctx workflow.Context, reqs []ledger.Request, local bool) []ledger.Reply {
+func mergeBatch(ctx workflow.Context, reqs []ledger.Request, local bool) (replies []ledger.Reply, failed bool) {
 	var a *activities.Activities
-	var replies []ledger.Reply
 	in := activities.MergeRequestsInput{Requests: reqs, Now: workflow.Now(ctx).UTC()}
 	var f workflow.Future
 	if local {
@@ -259,7 +271,7 @@ func mergeBatch(ctx workflow.Context, reqs []ledger.Request, local bool) []ledge
 	}
 	err := f.Get(ctx, &replies)
 	if err == nil && len(replies) == len(reqs) {
-		return replies
+		return replies, false
 	}
 	if err == nil {
 		err = temporal.NewApplicationError(fmt.Sprintf("the merge of %d requests answered %d", len(reqs), len(replies)), memory.EINTERNAL)
@@ -268,7 +280,43 @@ func mergeBatch(ctx workflow.Context, reqs []ledger.Request, local bool) []ledge
 	for i, req := range reqs {
 		replies[i] = failReply(ledger.Reply{RequestID: req.ID}, err)
 	}
-	return replies
+	return replies, true
+}
+
+// unsettle notes the decisions of a merge batch that failed for good: it
+// may have failed after logging them (the batch's write-ahead record)
+// and before storing their versions. Until settle has stored those, a
+// later decision could take their version numbers. The oldest notes go
+// past ledger.MaxUnsettled, which only a store failing for that long
+// reaches.
+func (l *ledgerRun) unsettle(ctx workflow.Context, reqs []ledger.Request) {
+	for _, req := range reqs {
+		l.state.Unsettled = append(l.state.Unsettled, req.MergeDecisionIDs()...)
+	}
+	if over := len(l.state.Unsettled) - ledger.MaxUnsettled; over > 0 {
+		workflow.GetLogger(ctx).Error("ledger: too many decisions of failed merges to settle; the oldest are dropped", "dropped", over)
+		l.state.Unsettled = slices.Delete(l.state.Unsettled, 0, over)
+	}
+}
+
+// settle stores the versions of the unsettled decisions that are logged
+// (activities.Settle) before the ledger's next request. If it cannot, it
+// tries again before the one after: a store that fails these writes fails
+// the requests' own as well, and nothing else holds the ledger up.
+func (l *ledgerRun) settle(ctx workflow.Context, local bool) {
+	var a *activities.Activities
+	in := activities.SettleInput{Tenant: l.state.Tenant, DecisionIDs: l.state.Unsettled}
+	var f workflow.Future
+	if local {
+		f = workflow.ExecuteLocalActivity(withLocalOptions(ctx, localMergeTimeout), a.Settle, in)
+	} else {
+		f = workflow.ExecuteActivity(withStoreOptions(ctx), a.Settle, in)
+	}
+	if err := f.Get(ctx, nil); err != nil {
+		workflow.GetLogger(ctx).Warn("ledger: the decisions of failed merges are not settled yet", "decisions", len(in.DecisionIDs), "error", err)
+		return
+	}
+	l.state.Unsettled = nil
 }
 
 // enqueue queues a request unless it is queued or answered already.
@@ -304,7 +352,7 @@ func (l *ledgerRun) finish(r ledger.Reply) {
 // carry is the state the next run starts from: what is pending, and the
 // latest replies compacted (ledger.Carry).
 func (l *ledgerRun) carry() ledger.State {
-	st := ledger.State{Tenant: l.state.Tenant, Pending: l.state.Pending}
+	st := ledger.State{Tenant: l.state.Tenant, Pending: l.state.Pending, Unsettled: l.state.Unsettled}
 	start := max(0, len(l.order)-ledgerRecentReplies)
 	for _, id := range l.order[start:] {
 		st.Carried = append(st.Carried, ledger.Carry(l.done[id]))

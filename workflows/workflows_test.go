@@ -278,6 +278,83 @@ func testMergesWaitingRequestsTogether(t *testing.T, local bool) {
 	}
 }
 
+// TestMemoryLedgerSettlesFailedMerges fails a merge batch for good: it may
+// have logged decisions without storing their versions. The ledger
+// settles them (activities.Settle) before its next request, whatever its
+// kind; a settle that fails is tried again before the one after, and the
+// ledger goes on meanwhile. A ledger that continues as new carries what
+// is unsettled and settles it first.
+func TestMemoryLedgerSettlesFailedMerges(t *testing.T) {
+	for _, local := range []bool{false, true} {
+		t.Run(fmt.Sprintf("local=%v", local), func(t *testing.T) { testSettlesFailedMerges(t, local) })
+	}
+}
+
+func testSettlesFailedMerges(t *testing.T, local bool) {
+	merge := func(id string) ledger.Request {
+		return ledger.Request{ID: id, Tenant: "acme", Op: ledger.OpMerge, Candidates: []memory.Candidate{
+			{Kind: memory.KindFact, Content: "fact " + id}, {Kind: memory.KindLesson, Content: "lesson " + id}}}
+	}
+	m1 := merge("m1")
+	for _, tc := range []struct {
+		name  string
+		state ledger.State
+		later []ledger.Request // signalled once the queue is empty
+		want  []string
+	}{
+		{"a batch fails", ledger.State{Tenant: "acme", Pending: []ledger.Request{m1,
+			{ID: "c1", Tenant: "acme", Op: ledger.OpCorrect, MemoryIDs: []string{"mem"}, Outdated: true}, merge("m2")}}, nil,
+			[]string{"merge m1", "settle m1 (fails)", "change c1", "settle m1", "merge m2"}},
+		{"carried over", ledger.State{Tenant: "acme", Pending: []ledger.Request{merge("m2")}, Unsettled: m1.MergeDecisionIDs()},
+			[]ledger.Request{merge("m3")}, []string{"settle m1 (fails)", "merge m2", "settle m1", "merge m3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newEnv(t)
+			env.OnActivity(a.MergesInProcess, mock.Anything).Return(local, nil)
+			var trace []string
+			env.OnActivity(a.MergeRequests, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.MergeRequestsInput) ([]ledger.Reply, error) {
+				var ids []string
+				var out []ledger.Reply
+				for _, r := range in.Requests {
+					ids = append(ids, r.ID)
+					out = append(out, ledger.Reply{RequestID: r.ID})
+				}
+				trace = append(trace, "merge "+strings.Join(ids, " "))
+				if slices.Contains(ids, "m1") {
+					return nil, temporal.NewNonRetryableApplicationError("the store is gone", memory.EINTERNAL, nil)
+				}
+				return out, nil
+			})
+			env.OnActivity(a.PlanChange, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PlanChangeInput) ([]memory.Decision, error) {
+				trace = append(trace, "change "+in.Request.ID)
+				return nil, nil
+			})
+			settles := 0
+			env.OnActivity(a.Settle, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.SettleInput) error {
+				if in.Tenant != "acme" || !slices.Equal(in.DecisionIDs, m1.MergeDecisionIDs()) {
+					t.Errorf("Settle(%+v), want m1's decisions %v", in, m1.MergeDecisionIDs())
+				}
+				if settles++; settles == 1 {
+					trace = append(trace, "settle m1 (fails)")
+					return temporal.NewNonRetryableApplicationError("the store is still gone", memory.EINTERNAL, nil)
+				}
+				trace = append(trace, "settle m1")
+				return nil
+			})
+			env.RegisterDelayedCallback(func() {
+				for _, req := range tc.later {
+					env.SignalWorkflow(ledger.SignalRequest, req)
+				}
+			}, time.Second)
+			env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
+			env.ExecuteWorkflow(workflows.MemoryLedger, tc.state)
+			if !slices.Equal(trace, tc.want) {
+				t.Fatalf("ledger trace = %v, want %v", trace, tc.want)
+			}
+		})
+	}
+}
+
 func TestMemoryLedgerRejectsAnotherTenantsUpdate(t *testing.T) {
 	env := newEnv(t)
 	var rejected error
