@@ -252,16 +252,7 @@ func testMergesWaitingRequestsTogether(t *testing.T, local bool) {
 	env := newEnv(t)
 	env.OnActivity(a.MergesInProcess, mock.Anything).Return(local, nil)
 	var trace []string
-	env.OnActivity(a.MergeRequests, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.MergeRequestsInput) ([]ledger.Reply, error) {
-		var ids []string
-		var replies []ledger.Reply
-		for _, r := range in.Requests {
-			ids = append(ids, r.ID)
-			replies = append(replies, ledger.Reply{RequestID: r.ID})
-		}
-		trace = append(trace, "merge "+strings.Join(ids, " "))
-		return replies, nil
-	})
+	traceMerges(env, &trace, "")
 	env.OnActivity(a.PlanChange, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PlanChangeInput) ([]memory.Decision, error) {
 		trace = append(trace, "change "+in.Request.ID)
 		return nil, nil
@@ -312,19 +303,7 @@ func testSettlesFailedMerges(t *testing.T, local bool) {
 			env := newEnv(t)
 			env.OnActivity(a.MergesInProcess, mock.Anything).Return(local, nil)
 			var trace []string
-			env.OnActivity(a.MergeRequests, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.MergeRequestsInput) ([]ledger.Reply, error) {
-				var ids []string
-				var out []ledger.Reply
-				for _, r := range in.Requests {
-					ids = append(ids, r.ID)
-					out = append(out, ledger.Reply{RequestID: r.ID})
-				}
-				trace = append(trace, "merge "+strings.Join(ids, " "))
-				if slices.Contains(ids, "m1") {
-					return nil, temporal.NewNonRetryableApplicationError("the store is gone", memory.EINTERNAL, nil)
-				}
-				return out, nil
-			})
+			traceMerges(env, &trace, "m1")
 			env.OnActivity(a.PlanChange, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PlanChangeInput) ([]memory.Decision, error) {
 				trace = append(trace, "change "+in.Request.ID)
 				return nil, nil
@@ -353,6 +332,25 @@ func testSettlesFailedMerges(t *testing.T, local bool) {
 			}
 		})
 	}
+}
+
+// traceMerges answers MergeRequests with an empty reply per request,
+// tracing each batch as "merge ID ID..."; a batch with the request failing
+// (if not "") fails for good.
+func traceMerges(env *testsuite.TestWorkflowEnvironment, trace *[]string, failing string) {
+	env.OnActivity(a.MergeRequests, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.MergeRequestsInput) ([]ledger.Reply, error) {
+		var ids []string
+		var replies []ledger.Reply
+		for _, r := range in.Requests {
+			ids = append(ids, r.ID)
+			replies = append(replies, ledger.Reply{RequestID: r.ID})
+		}
+		*trace = append(*trace, "merge "+strings.Join(ids, " "))
+		if failing != "" && slices.Contains(ids, failing) {
+			return nil, temporal.NewNonRetryableApplicationError("the store is gone", memory.EINTERNAL, nil)
+		}
+		return replies, nil
+	})
 }
 
 func TestMemoryLedgerRejectsAnotherTenantsUpdate(t *testing.T) {
