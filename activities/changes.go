@@ -16,7 +16,7 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 	r := in.Request
 	op := func(i int, key string) plan.Op {
 		return plan.Op{
-			DecisionID: memory.DecisionID(r.Tenant, r.ID, i, key),
+			DecisionID: ledger.ChangeDecisionID(r.Tenant, r.ID, i, key),
 			WorkflowID: r.WorkflowID, Now: in.Now, Lifecycle: a.Merge.Lifecycle,
 		}
 	}
@@ -114,6 +114,53 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 		return nil, temporalError(memory.Invalidf("plan change", "op %q is not planned here", r.Op))
 	}
 	return out, nil
+}
+
+// ApplyChange applies a correct, feedback, release or undo request in one
+// step: it plans the change against the current state (PlanChange) and
+// applies each decision (ApplyDecision), and answers with the ledger's
+// reply, fitted to ledger.MaxPayloadBytes. A request applied before,
+// however long ago, is answered from the decision log, whose decision IDs
+// derive from the request (ledger.Request.DecisionIDs), marked as a
+// repeat: nothing is planned or applied again.
+func (a *Activities) ApplyChange(ctx context.Context, in PlanChangeInput) (ledger.Reply, error) {
+	r := in.Request
+	reply := ledger.Reply{RequestID: r.ID}
+	if err := r.Validate(); err != nil {
+		return reply, temporalError(err)
+	}
+	if ids := r.DecisionIDs(); len(ids) > 0 {
+		logged, err := a.logged(ctx, map[string][]string{r.Tenant: ids})
+		if err != nil {
+			return reply, temporalError(err)
+		}
+		if len(logged) == len(ids) {
+			for _, id := range ids {
+				reply.Decisions = append(reply.Decisions, logged[id])
+			}
+			reply.Repeat = true
+			return ledger.Fit([]ledger.Reply{reply}, ledger.MaxPayloadBytes)[0], nil
+		}
+	}
+	ds, err := a.PlanChange(ctx, in)
+	if err != nil {
+		return reply, err
+	}
+	replayed := 0
+	for _, d := range ds {
+		if d.Action == memory.ActionUndo && d.Undoes != "" {
+			if _, err := a.Store.Decision(ctx, d.Tenant, d.ID); err == nil {
+				replayed++ // a standing undo: this request, or another, undid it before
+			}
+		}
+		applied, err := a.ApplyDecision(ctx, d)
+		if err != nil {
+			return reply, err
+		}
+		reply.Decisions = append(reply.Decisions, applied)
+	}
+	reply.Repeat = len(ds) > 0 && replayed == len(ds)
+	return ledger.Fit([]ledger.Reply{reply}, ledger.MaxPayloadBytes)[0], nil
 }
 
 // DecayPage applies the decay sweep to one page of a tenant's memories,

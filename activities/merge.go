@@ -82,6 +82,15 @@ func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) (
 			replies = append(replies, reply.Failed(memory.ErrorCode(err), memory.CallerMessage(err)))
 			continue
 		}
+		// A request whose every decision was logged before this batch
+		// began was applied before (the ledger no longer remembers it, or
+		// a retry of this batch): it is answered from the log, a repeat.
+		reply.Repeat = len(req.Candidates) > 0
+		for _, id := range req.MergeDecisionIDs() {
+			if _, ok := logged[id]; !ok {
+				reply.Repeat = false
+			}
+		}
 		for i := range req.Candidates {
 			d, err := a.mergeOne(ctx, PlanMergeInput{
 				Tenant: req.Tenant, RequestID: req.ID, Index: i, EpisodeID: req.EpisodeID,
@@ -98,16 +107,17 @@ func (a *Activities) MergeRequests(ctx context.Context, in MergeRequestsInput) (
 					return nil, err
 				}
 				reply = reply.Failed(code, msg)
+				reply.Repeat = false
 				break
 			}
 			reply.Decisions = append(reply.Decisions, d)
 		}
-		replies = append(replies, ledger.Bound(reply))
+		replies = append(replies, reply)
 	}
 	if err := w.flush(ctx); err != nil {
 		return nil, temporalError(err)
 	}
-	return replies, nil
+	return ledger.Fit(replies, ledger.MaxPayloadBytes), nil
 }
 
 // MergesInProcess reports whether a merge batch is a short step on this

@@ -59,8 +59,9 @@ const MaxUnsettled = 32 * MaxCandidatesPerRequest
 
 // CarriedReply is a reply a ledger remembers across continue-as-new: its
 // decisions by ID only (the service reads them back from the decision
-// log), and a forget's counts without its lists. Two hundred of them, of
-// the largest requests, stay a few hundred kilobytes.
+// log), a forget's counts without its lists, and its error cut short.
+// Two hundred of them, of the largest requests, stay a few hundred
+// kilobytes (TestLedgerStateIsBounded).
 type CarriedReply struct {
 	RequestID   string         `json:"request_id"`
 	DecisionIDs []string       `json:"decision_ids,omitempty"`
@@ -72,7 +73,7 @@ type CarriedReply struct {
 
 // Carry compacts a reply to carry it.
 func Carry(r Reply) CarriedReply {
-	c := CarriedReply{RequestID: r.RequestID, Decayed: r.Decayed, Code: r.Code, Error: r.Error}
+	c := CarriedReply{RequestID: r.RequestID, Decayed: r.Decayed, Code: r.Code, Error: clipError(r.Error, maxCarriedErrorBytes)}
 	for _, d := range r.Decisions {
 		c.DecisionIDs = append(c.DecisionIDs, d.ID)
 	}

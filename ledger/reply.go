@@ -20,16 +20,21 @@ type Reply struct {
 	// Repeat is set when the request had been answered before: this is
 	// that answer, and nothing was applied again.
 	Repeat bool `json:"repeat,omitempty"`
+	// Slim is set when the decisions are cut to their IDs, verdicts and
+	// the memories they wrote, to keep a payload within its bound (Fit):
+	// the decision log has them whole.
+	Slim bool `json:"slim,omitempty"`
 }
 
 // Failed is the reply of a request that failed for good: no decisions,
-// the error's code (memory.EINTERNAL if none) and message.
+// the error's code (memory.EINTERNAL if none) and message, cut to
+// MaxErrorBytes (a message may quote what the request held).
 func (r Reply) Failed(code, message string) Reply {
 	r.Decisions = nil
 	if code == "" {
 		code = memory.EINTERNAL
 	}
-	r.Code, r.Error = code, message
+	r.Code, r.Error = code, clipError(message, MaxErrorBytes)
 	return r
 }
 
@@ -90,6 +95,25 @@ type ForgetReceipt struct {
 	Vectors        int                `json:"vectors"`
 	EpisodeVectors int                `json:"episode_vectors"`
 	Tombstones     int                `json:"tombstones"`
+	// Truncated is set when the lists above hold only their first IDs
+	// (Cap): a forget of more keeps its payloads bounded; Store counts
+	// every row.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// MaxReceiptIDs bounds the IDs a receipt lists in all (about 40 bytes
+// each): a forget of more lists the first and says it is Truncated.
+const MaxReceiptIDs = 20000
+
+// Cap cuts r's lists so that they hold at most n IDs in all, the
+// memories' lists first, and says so in Truncated.
+func (r *ForgetReceipt) Cap(n int) {
+	for _, l := range []*[]string{&r.Memories, &r.Private, &r.Rebuilt, &r.Sessions, &r.Episodes, &r.Summaries} {
+		if len(*l) > n {
+			*l, r.Truncated = (*l)[:n:n], true
+		}
+		n -= len(*l)
+	}
 }
 
 // Add adds o's counts to r.
@@ -107,6 +131,7 @@ func (r *ForgetReceipt) Add(o ForgetReceipt) {
 	r.Vectors += o.Vectors
 	r.EpisodeVectors += o.EpisodeVectors
 	r.Tombstones += o.Tombstones
+	r.Truncated = r.Truncated || o.Truncated
 }
 
 // ForgetInput names what to forget: memories, sessions, a user's sessions,

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"fmt"
 	"unicode/utf8"
 
 	"github.com/hindsight-memory/hindsight/memory"
@@ -61,6 +62,9 @@ func (r Request) Validate() error {
 	if err := memory.ValidateTenant(op, r.Tenant); err != nil {
 		return err
 	}
+	if err := r.checkFields(op); err != nil {
+		return err
+	}
 	switch r.Op {
 	case OpMerge, OpStore:
 		if len(r.Candidates) == 0 {
@@ -95,6 +99,9 @@ func (r Request) Validate() error {
 		if len(r.MemoryIDs) == 0 && len(r.Rebuild) == 0 && !r.All {
 			return memory.Invalidf(op, "forget needs memory_ids, memories to rebuild, or all")
 		}
+		if n := len(r.MemoryIDs) + len(r.Rebuild); n > MaxForgetIDs {
+			return memory.Invalidf(op, "forget names %d memories to delete or rebuild; the limit is %d a request", n, MaxForgetIDs)
+		}
 		if len(r.Rebuild) > 0 && len(r.DropSources) == 0 {
 			return memory.Invalidf(op, "forget: memories to rebuild need the source episodes to drop")
 		}
@@ -108,7 +115,43 @@ func (r Request) Validate() error {
 		}
 	case OpDecay:
 	default:
-		return memory.Invalidf(op, "unknown op %q", r.Op)
+		return memory.Invalidf(op, "unknown op %s", memory.Quote(string(r.Op)))
+	}
+	if n := EncodedSize(r); n > MaxRequestBytes {
+		return memory.Invalidf(op, "%s request %s encodes to %d bytes; the limit is %d: send fewer or shorter items", r.Op, memory.Quote(r.ID), n, MaxRequestBytes)
+	}
+	return nil
+}
+
+// checkFields bounds every identifier and text of a request, whatever its
+// op, so that neither the request nor an error about it can grow past
+// what the ledger's payloads hold.
+func (r Request) checkFields(op string) error {
+	for field, v := range map[string]string{"id": r.ID, "workflow_id": r.WorkflowID, "reply_to": r.ReplyTo} {
+		if err := memory.CheckName(op, field, v, MaxRequestID); err != nil {
+			return err
+		}
+	}
+	for field, v := range map[string]string{"episode_id": r.EpisodeID, "decision_id": r.DecisionID} {
+		if err := memory.CheckID(op, field, v); err != nil {
+			return err
+		}
+	}
+	for field, ids := range map[string][]string{"memory_ids": r.MemoryIDs, "rebuild": r.Rebuild, "drop_sources": r.DropSources} {
+		if field != "drop_sources" && len(ids) > MaxForgetIDs {
+			return memory.Invalidf(op, "%s names %d IDs; the limit is %d", field, len(ids), MaxForgetIDs)
+		}
+		for i, id := range ids {
+			if err := memory.CheckID(op, fmt.Sprintf("%s[%d]", field, i), id); err != nil {
+				return err
+			}
+		}
+	}
+	if len(r.Content) > MaxContent {
+		return memory.Invalidf(op, "content is %d bytes; the limit is %d: state one memory, concisely", len(r.Content), MaxContent)
+	}
+	if len(r.Reason) > MaxReason {
+		return memory.Invalidf(op, "reason is %d bytes; the limit is %d", len(r.Reason), MaxReason)
 	}
 	return nil
 }
@@ -117,12 +160,12 @@ func (r Request) Validate() error {
 // tools, the CLI, the service and the ledger): nothing past them reaches a
 // workflow, whose payloads Temporal bounds.
 const (
-	MaxContent        = 4000 // bytes of a memory's text
-	MaxCounterExample = 4000 // bytes of a lesson's counter-example
-	MaxTaskType       = 100  // bytes of a task type
-	MaxEntities       = 32   // entities of one memory
-	MaxEntity         = 200  // bytes of one entity
-	MaxEvidence       = 64   // evidence event IDs of one memory
+	MaxContent        = 4000               // bytes of a memory's text
+	MaxCounterExample = 4000               // bytes of a lesson's counter-example
+	MaxTaskType       = memory.MaxTaskType // bytes of a task type
+	MaxEntities       = memory.MaxEntities // entities of one memory
+	MaxEntity         = memory.MaxEntity   // bytes of one entity
+	MaxEvidence       = 64                 // evidence event IDs of one memory
 
 	// Limits of one ledger request, so that its reply (a decision per
 	// candidate or memory, each bounded by the limits above) stays far
@@ -135,7 +178,7 @@ const (
 func ValidateCandidate(c memory.Candidate) error {
 	const op = "candidate"
 	if !c.Kind.Valid() {
-		return memory.Invalidf(op, "kind %q is not one of preference, lesson, fact, rule", c.Kind)
+		return memory.Invalidf(op, "kind %s is not one of preference, lesson, fact, rule", memory.Quote(string(c.Kind)))
 	}
 	if memory.Normalize(c.Content) == "" {
 		return memory.Invalidf(op, "content is empty")
@@ -160,8 +203,19 @@ func ValidateCandidate(c memory.Candidate) error {
 	if len(c.Evidence) > MaxEvidence {
 		return memory.Invalidf(op, "evidence has %d event IDs; the limit is %d", len(c.Evidence), MaxEvidence)
 	}
+	if err := memory.CheckName(op, "task_type", c.TaskType, MaxTaskType); err != nil {
+		return err
+	}
+	for i, e := range c.Entities {
+		if err := memory.CheckName(op, fmt.Sprintf("entity %d", i), e, MaxEntity); err != nil {
+			return err
+		}
+	}
 	if !c.Scope.Valid() {
-		return memory.Invalidf(op, "scope %q is not one of shared, user:ID, agent:ID", c.Scope)
+		return memory.Invalidf(op, "scope %s is not one of shared, user:ID, agent:ID", memory.Quote(string(c.Scope)))
+	}
+	if n := EncodedSize(c); n > MaxCandidateBytes {
+		return memory.Invalidf(op, "the memory encodes to %d bytes as JSON (each of < > & and control characters takes six); the limit is %d: shorten its content or counter_example", n, MaxCandidateBytes)
 	}
 	return nil
 }
@@ -212,8 +266,28 @@ func ClipCandidate(c memory.Candidate) memory.Candidate {
 	if len(c.Evidence) > MaxEvidence {
 		c.Evidence = c.Evidence[:MaxEvidence]
 	}
+	// Text that escapes heavily (markup, control characters) may still
+	// encode past MaxCandidateBytes: halve the longer text, then drop
+	// entities and evidence from the end, until it fits.
+	for EncodedSize(c) > MaxCandidateBytes {
+		switch {
+		case len(c.CounterExample) > minClip && len(c.CounterExample) >= len(c.Content):
+			c.CounterExample = clipBytes(c.CounterExample, len(c.CounterExample)/2)
+		case len(c.Content) > minClip:
+			c.Content = clipBytes(c.Content, len(c.Content)/2)
+		case len(c.Entities) > 0:
+			c.Entities = c.Entities[:len(c.Entities)-1]
+		case len(c.Evidence) > 0:
+			c.Evidence = c.Evidence[:len(c.Evidence)-1]
+		default:
+			return c // nothing left to cut: ValidateCandidate refuses it
+		}
+	}
 	return c
 }
+
+// minClip is the shortest text ClipCandidate halves.
+const minClip = 64
 
 // clipBytes cuts s to at most n bytes at a character boundary, with an
 // ellipsis.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -22,6 +23,67 @@ type argError struct{ msg string }
 func (e *argError) Error() string { return e.msg }
 
 func badArg(format string, a ...any) error { return &argError{fmt.Sprintf(format, a...)} }
+
+// argLimit bounds one argument's text: an identifier (printable, at most
+// memory.MaxID bytes, no surrounding space) or a name or short text of at
+// most max bytes; items bounds a list's length.
+type argLimit struct {
+	id    bool
+	max   int
+	items int
+}
+
+// argLimits are the limits of every identifier and name a tool takes (the
+// domain's table, memory.MaxID and the rest): a longer value is refused
+// with the argument's name and the limit before anything is looked up or
+// queued, and the error quotes only a short, escaped prefix of it. Texts
+// with limits of their own (content, query, events) are checked where
+// they are used.
+var argLimits = map[string]argLimit{
+	"memory_id":   {id: true},
+	"memory_ids":  {id: true, items: ledger.MaxFeedbackMemories},
+	"request_id":  {id: true},
+	"event_id":    {id: true},
+	"decision_id": {id: true},
+	"session_id":  {id: true},
+	"user_id":     {max: memory.MaxName},
+	"agent_id":    {max: memory.MaxName},
+	"agent":       {max: memory.MaxName},
+	"tool_name":   {max: memory.MaxName},
+	"project":     {max: memory.MaxProject},
+	"task_type":   {max: memory.MaxTaskType},
+	"entities":    {max: memory.MaxEntity, items: memory.MaxEntities},
+	"kinds":       {max: 32, items: 8},
+	"task":        {max: memory.MaxTask},
+	"kind":        {max: 32},
+	"role":        {max: 32},
+	"outcome":     {max: 32},
+	"scope":       {max: memory.MaxName + 16},
+	"since":       {max: 64},
+	"until":       {max: 64},
+	"ts":          {max: 64},
+	"started_at":  {max: 64},
+	"ended_at":    {max: 64},
+}
+
+// checkLimit checks v, the value of argument name (field in errors: the
+// name, or an item of it), against the argument's limit.
+func checkLimit(name, field, v string) error {
+	lim, ok := argLimits[name]
+	if !ok {
+		return nil
+	}
+	var err error
+	if lim.id {
+		err = memory.CheckID("", field, v)
+	} else {
+		err = memory.CheckName("", field, v, lim.max)
+	}
+	if err != nil {
+		return badArg("%s", memory.ErrorMessage(err))
+	}
+	return nil
+}
 
 func (a args) has(name string) bool {
 	v, ok := a[name]
@@ -40,6 +102,9 @@ func (a args) str(name string, required bool) (string, error) {
 	case string:
 		if required && strings.TrimSpace(x) == "" {
 			return "", badArg("%s must not be empty", name)
+		}
+		if err := checkLimit(name, name, x); err != nil {
+			return "", err
 		}
 		return x, nil
 	}
@@ -69,7 +134,7 @@ func (a args) float(name, want string) (f float64, ok bool, err error) {
 	default:
 		return 0, false, badArg("%s must be %s, got %s", name, want, jsonType(v))
 	}
-	return 0, false, badArg("%s must be %s, got %q", name, want, fmt.Sprint(v))
+	return 0, false, badArg("%s must be %s, got %s", name, want, memory.Quote(fmt.Sprint(v)))
 }
 
 func (a args) integer(name string, def, lo, hi int) (int, error) {
@@ -111,7 +176,7 @@ func (a args) boolean(name string, def bool) (bool, error) {
 		case "false":
 			return false, nil
 		}
-		return false, badArg("%s must be true or false, got %q", name, x)
+		return false, badArg("%s must be true or false, got %s", name, memory.Quote(x))
 	}
 	return false, badArg("%s must be true or false, got %s", name, jsonType(v))
 }
@@ -122,26 +187,34 @@ func (a args) strings(name string) ([]string, error) {
 	if !ok || v == nil {
 		return nil, nil
 	}
-	var out []string
+	var items []string
 	switch x := v.(type) {
 	case string:
-		for _, s := range strings.Split(x, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				out = append(out, s)
-			}
-		}
+		items = strings.Split(x, ",")
 	case []any:
 		for i, e := range x {
 			s, ok := e.(string)
 			if !ok {
 				return nil, badArg("%s[%d] must be a string, got %s", name, i, jsonType(e))
 			}
-			if s = strings.TrimSpace(s); s != "" {
-				out = append(out, s)
-			}
+			items = append(items, s)
 		}
 	default:
 		return nil, badArg("%s must be a list of strings, got %s", name, jsonType(v))
+	}
+	var out []string
+	for _, s := range items {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	if lim := argLimits[name]; lim.items > 0 && len(out) > lim.items {
+		return nil, badArg("%s has %d items; the limit is %d", name, len(out), lim.items)
+	}
+	for i, s := range out {
+		if err := checkLimit(name, fmt.Sprintf("%s[%d]", name, i), s); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -155,7 +228,7 @@ func (a args) time(name string, loc *time.Location) (time.Time, error) {
 	}
 	t, err := memory.ParseTime(s, loc)
 	if err != nil {
-		return time.Time{}, badArg("%s must be an RFC 3339 time or a date like 2026-03-01, got %q", name, s)
+		return time.Time{}, badArg("%s must be an RFC 3339 time or a date like 2026-03-01, got %s", name, memory.Quote(s))
 	}
 	return t, nil
 }

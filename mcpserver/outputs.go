@@ -227,6 +227,9 @@ type ForgetOutput struct {
 	Summaries    []string    `json:"summaries"`
 	ClickHouse   StoreCounts `json:"clickhouse"`
 	Vectors      VectorCount `json:"vectors"`
+	// Truncated says the lists above hold only their first IDs (a forget
+	// of very many); the counts are whole.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // StoreCounts are the rows a forget removed from the episodic store.
@@ -250,5 +253,6 @@ func forgetOutput(r service.ForgetReceipt) ForgetOutput {
 		Episodes: nonNil(r.Episodes), Summaries: nonNil(r.Summaries),
 		ClickHouse: StoreCounts(r.Store),
 		Vectors:    VectorCount{Memories: r.Vectors, Episodes: r.EpisodeVectors},
+		Truncated:  r.Truncated,
 	}
 }

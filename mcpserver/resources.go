@@ -232,13 +232,19 @@ func markdownAndJSON(uri, markdown string, v any) ([]mcp.ResourceContents, error
 func uriID(uri, prefix string) (string, error) {
 	id, ok := strings.CutPrefix(uri, prefix)
 	if !ok || id == "" || strings.ContainsAny(id, "/?#") {
-		return "", fmt.Errorf("resource %q is not %s{id}", uri, prefix)
+		return "", fmt.Errorf("resource %s is not %s{id}", memory.Quote(uri), prefix)
+	}
+	if err := memory.CheckID("", "the resource's id", id); err != nil {
+		return "", errors.New(memory.ErrorMessage(err))
 	}
 	return id, nil
 }
 
 // resourceError says in the caller's words what went wrong reading uri.
 func (t *tools) resourceError(uri string, err error) error {
+	if memory.CheckName("", "uri", uri, 2*memory.MaxID) != nil {
+		uri = memory.Quote(uri) // what a caller sent, shown short and escaped
+	}
 	return errors.New(uri + ": " + t.callerMessage("resources/read", err))
 }
 

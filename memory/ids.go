@@ -142,7 +142,7 @@ var tenantRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$`)
 // '_', '.', '-', starting with a letter or digit.
 func ValidateTenant(op, tenant string) error {
 	if !tenantRE.MatchString(tenant) {
-		return Invalidf(op, "tenant %q is not valid: use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit", tenant)
+		return Invalidf(op, "tenant %s is not valid: use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit", Quote(tenant))
 	}
 	return nil
 }
@@ -152,7 +152,7 @@ var sessionRE = regexp.MustCompile(`^[^\x00-\x1f/]{1,200}$`)
 // ValidateSessionID checks a session ID: 1–200 printable characters, no '/'.
 func ValidateSessionID(op, id string) error {
 	if strings.TrimSpace(id) != id || !sessionRE.MatchString(id) {
-		return Invalidf(op, "session_id %q is not valid: use 1-200 printable characters without '/' or surrounding spaces", id)
+		return Invalidf(op, "session_id %s is not valid: use 1-200 printable characters without '/' or surrounding spaces", Quote(id))
 	}
 	return nil
 }

@@ -191,6 +191,14 @@ func (t *Transcript) Normalize(defaultTenant string, now time.Time) error {
 	if err := ValidateSessionID(op, t.SessionID); err != nil {
 		return err
 	}
+	for field, v := range map[string]string{"user_id": t.UserID, "agent": t.Agent} {
+		if err := CheckName(op, field, v, MaxName); err != nil {
+			return err
+		}
+	}
+	if len(t.Task) > MaxTask {
+		return Invalidf(op, "task is %d bytes; the limit is %d: say what the session was for in a sentence or two", len(t.Task), MaxTask)
+	}
 	if len(t.Events) == 0 {
 		return Invalidf(op, "session %s has no events: send events (or messages) with at least one entry", t.SessionID)
 	}
@@ -209,10 +217,13 @@ func (t *Transcript) Normalize(defaultTenant string, now time.Time) error {
 	for i := range t.Events {
 		e := &t.Events[i]
 		if !e.Role.Valid() {
-			return Invalidf(op, "events[%d].role %q is not one of user, assistant, tool, system", i, e.Role)
+			return Invalidf(op, "events[%d].role %s is not one of user, assistant, tool, system", i, Quote(string(e.Role)))
 		}
 		if e.Content == "" && e.ToolName == "" && e.ToolResult == "" && e.Error == "" {
 			return Invalidf(op, "events[%d] is empty: give content, tool_name, tool_result or error", i)
+		}
+		if err := CheckName(op, fmt.Sprintf("events[%d].tool_name", i), e.ToolName, MaxName); err != nil {
+			return err
 		}
 		for name, v := range map[string]string{"content": e.Content, "tool_args": e.ToolArgs, "tool_result": e.ToolResult, "error": e.Error} {
 			if len(v) > MaxEventContent {
@@ -253,7 +264,7 @@ func ParseOutcome(s string) (Outcome, error) {
 	case "failed", "error":
 		return OutcomeFailure, nil
 	}
-	return "", Invalidf("transcript", "outcome %q is not one of success, partial, failure, unknown", s)
+	return "", Invalidf("transcript", "outcome %s is not one of success, partial, failure, unknown", Quote(s))
 }
 
 // rawString accepts a JSON string or number (IDs are sometimes numeric).

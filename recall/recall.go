@@ -2,6 +2,7 @@ package recall
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -56,6 +57,17 @@ func (e *Engine) validateQuery(q memory.Query) (memory.Query, error) {
 	}
 	if q.MaxTokens < 0 || q.MaxTokens > MaxContextTokens {
 		return q, memory.Invalidf(op, "max_tokens must be between 1 and %d, got %d", MaxContextTokens, q.MaxTokens)
+	}
+	if len(q.Entities) > memory.MaxEntities {
+		return q, memory.Invalidf(op, "entities has %d items; the limit is %d", len(q.Entities), memory.MaxEntities)
+	}
+	fields := []memory.Field{{Name: "user_id", Value: q.UserID, Max: memory.MaxName}, {Name: "agent_id", Value: q.AgentID, Max: memory.MaxName},
+		{Name: "project", Value: q.Project, Max: memory.MaxProject}, {Name: "task_type", Value: q.TaskType, Max: memory.MaxTaskType}}
+	for i, e := range q.Entities {
+		fields = append(fields, memory.Field{Name: fmt.Sprintf("entities[%d]", i), Value: e, Max: memory.MaxEntity})
+	}
+	if err := memory.CheckFields(op, fields...); err != nil {
+		return q, err
 	}
 	q.TaskType = strings.TrimSpace(q.TaskType)
 	return q, nil

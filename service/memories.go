@@ -44,6 +44,11 @@ type StoreRequest struct {
 // retry (the same request_id, or the same memory within repeatWindow) is
 // answered with the first reply, repeat set, and changes nothing.
 func (s *Service) Store(ctx context.Context, tenant string, r StoreRequest) (memory.Decision, bool, error) {
+	if err := memory.CheckFields("memory_store", memory.Field{Name: "request_id", Value: r.RequestID},
+		memory.Field{Name: "user_id", Value: r.UserID, Max: memory.MaxName}, memory.Field{Name: "agent_id", Value: r.AgentID, Max: memory.MaxName},
+		memory.Field{Name: "scope", Value: r.Scope, Max: memory.MaxName + 16}); err != nil {
+		return memory.Decision{}, false, err
+	}
 	red, err := s.redactor(ctx)
 	if err != nil {
 		return memory.Decision{}, false, err
@@ -94,6 +99,9 @@ func (s *Service) requestID(op ledger.Op, tenant, clientID string, parts ...stri
 
 // Correct replaces a memory's text, or marks it outdated.
 func (s *Service) Correct(ctx context.Context, tenant, id, content string, outdated bool, requestID string) (memory.Decision, bool, error) {
+	if err := memory.CheckFields("memory_correct", memory.Field{Name: "memory_id", Value: id}, memory.Field{Name: "request_id", Value: requestID}); err != nil {
+		return memory.Decision{}, false, err
+	}
 	red, err := s.redactor(ctx)
 	if err != nil {
 		return memory.Decision{}, false, err
@@ -114,6 +122,9 @@ func (s *Service) Correct(ctx context.Context, tenant, id, content string, outda
 // Pin pins or unpins a memory (a pinned memory never decays), as a
 // decision that can be undone.
 func (s *Service) Pin(ctx context.Context, tenant, id string, pinned bool, requestID string) (memory.Decision, bool, error) {
+	if err := memory.CheckFields("pin", memory.Field{Name: "memory_id", Value: id}, memory.Field{Name: "request_id", Value: requestID}); err != nil {
+		return memory.Decision{}, false, err
+	}
 	word := map[bool]string{true: "pin", false: "unpin"}[pinned]
 	rid := s.requestID(ledger.OpCorrect, tenant, requestID, id, word)
 	reply, err := s.ledger(ctx, ledger.Request{ID: rid, Tenant: tenant, Op: ledger.OpCorrect, MemoryIDs: []string{id}, Pin: word})
@@ -129,6 +140,13 @@ func (s *Service) Pin(ctx context.Context, tenant, id string, pinned bool, reque
 // A retry (the same request ID, or the same feedback within
 // repeatWindow) moves nothing twice.
 func (s *Service) Feedback(ctx context.Context, tenant string, ids []string, helped bool, requestID string) ([]memory.Decision, bool, error) {
+	fields := []memory.Field{{Name: "request_id", Value: requestID}}
+	for i, id := range ids {
+		fields = append(fields, memory.Field{Name: fmt.Sprintf("memory_ids[%d]", i), Value: id})
+	}
+	if err := memory.CheckFields("memory_feedback", fields...); err != nil {
+		return nil, false, err
+	}
 	sorted := slices.Clone(ids)
 	slices.Sort(sorted)
 	rid := s.requestID(ledger.OpFeedback, tenant, requestID, strings.Join(sorted, "\x1f"), fmt.Sprint(helped))

@@ -106,6 +106,9 @@ type LogRequest struct {
 // each acknowledged event is stored once, under the client's ID for it or
 // a new unique one, and the session's events are ordered by timestamp.
 func (s *Service) Log(ctx context.Context, tenant string, r LogRequest) (memory.Event, error) {
+	if err := memory.CheckFields("memory_log", memory.Field{Name: "event_id", Value: r.EventID}); err != nil {
+		return memory.Event{}, err
+	}
 	red, err := s.redactor(ctx)
 	if err != nil {
 		return memory.Event{}, err
@@ -170,6 +173,13 @@ type EndResponse struct {
 // joins the running or finished workflow.
 func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (EndResponse, error) {
 	const op = "session_end"
+	if err := memory.CheckFields(op, memory.Field{Name: "user_id", Value: r.UserID, Max: memory.MaxName},
+		memory.Field{Name: "agent", Value: r.Agent, Max: memory.MaxName}, memory.Field{Name: "project", Value: r.Project, Max: memory.MaxProject}); err != nil {
+		return EndResponse{}, err
+	}
+	if len(r.Task) > memory.MaxTask {
+		return EndResponse{}, memory.Invalidf(op, "task is %d bytes; the limit is %d: say what the session was for in a sentence or two", len(r.Task), memory.MaxTask)
+	}
 	red, err := s.redactor(ctx)
 	if err != nil {
 		return EndResponse{}, err
@@ -307,13 +317,19 @@ func (s *Service) ledger(ctx context.Context, req ledger.Request) (ledger.Reply,
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.WaitTimeout)
 	defer cancel()
+	// A request applied before, however long ago, is answered from the
+	// decision log at once: its decisions' IDs derive from the request.
+	if reply, ok, err := s.loggedReply(ctx, req); err != nil || ok {
+		return reply, err
+	}
 	reply, err := s.ledgers.call(ctx, req)
 	if err != nil {
 		return reply, err
 	}
-	if reply.Repeat {
-		// A ledger carries old replies with their decisions' IDs only:
-		// the answer is read back from the decision log.
+	if reply.Repeat || reply.Slim {
+		// A ledger carries old replies with their decisions' IDs only,
+		// and slims a reply too large for its payloads: the answer is
+		// read back from the decision log.
 		for i, d := range reply.Decisions {
 			if logged, err := s.store.Decision(ctx, req.Tenant, d.ID); err == nil {
 				reply.Decisions[i] = logged
@@ -326,6 +342,48 @@ func (s *Service) ledger(ctx context.Context, req ledger.Request) (ledger.Reply,
 		return reply, err
 	}
 	return reply, nil
+}
+
+// loggedReply answers a request whose every decision is logged already
+// (a retry of a request applied before) from the decision log, as a
+// repeat; ok is false when the request is new, or only partly applied,
+// and goes to the ledger.
+func (s *Service) loggedReply(ctx context.Context, req ledger.Request) (ledger.Reply, bool, error) {
+	ids := req.DecisionIDs()
+	if len(ids) == 0 {
+		return ledger.Reply{}, false, nil
+	}
+	if f, ok := s.store.(loggedIDs); ok {
+		// Which are logged, from the ID column alone (cached on the
+		// embedded engine): a new request reads nothing else.
+		found, err := f.LoggedDecisionIDs(ctx, req.Tenant, ids)
+		if err != nil || len(found) < len(ids) {
+			return ledger.Reply{}, false, err
+		}
+	}
+	ds, err := s.store.Decisions(ctx, memory.DecisionFilter{Tenant: req.Tenant, IDs: ids})
+	if err != nil || len(ds) < len(ids) {
+		return ledger.Reply{}, false, err
+	}
+	byID := make(map[string]memory.Decision, len(ds))
+	for _, d := range ds {
+		byID[d.ID] = d
+	}
+	reply := ledger.Reply{RequestID: req.ID, Repeat: true}
+	for _, id := range ids {
+		d, ok := byID[id]
+		if !ok {
+			return ledger.Reply{}, false, nil
+		}
+		reply.Decisions = append(reply.Decisions, d)
+	}
+	return reply, true, nil
+}
+
+// loggedIDs says which decisions are logged without reading them
+// (clickhouse.Store).
+type loggedIDs interface {
+	LoggedDecisionIDs(ctx context.Context, tenant string, ids []string) ([]string, error)
 }
 
 // CallLedger sends one request to the tenant's ledger workflow as an

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -19,6 +20,21 @@ func ForgetWorkflowID(in ledger.ForgetInput) string {
 	raw, _ := json.Marshal(in)
 	sum := sha256.Sum256(raw)
 	return "forget/" + in.Tenant + "/" + hex.EncodeToString(sum[:8])
+}
+
+// forgetParts splits what a forget deletes and rebuilds into parts of at
+// most n memories each, deletions first; there is always one part.
+func forgetParts(memories, rebuild []string, n int) [][2][]string {
+	var parts [][2][]string
+	for len(memories) > 0 || len(rebuild) > 0 || len(parts) == 0 {
+		var part [2][]string
+		take := min(n, len(memories))
+		part[0], memories = memories[:take:take], memories[take:]
+		take = min(n-len(part[0]), len(rebuild))
+		part[1], rebuild = rebuild[:take:take], rebuild[take:]
+		parts = append(parts, part)
+	}
+	return parts
 }
 
 // Forget deletes what a user asked to forget — memories, sessions, a
@@ -40,19 +56,35 @@ func Forget(ctx workflow.Context, in ledger.ForgetInput) (ledger.ForgetReceipt, 
 		return receipt, err
 	}
 
-	// Memories first, through the ledger.
+	// Memories first, through the ledger. Forgets begun since
+	// "forget-parts" send at most ledger.MaxForgetIDs memories a request,
+	// so that no request or reply outgrows the ledger's payloads.
 	if plan.All || len(plan.Memories) > 0 || len(plan.Rebuild) > 0 {
 		info := workflow.GetInfo(ctx)
-		reply, err := callLedger(ctx, ledger.Request{
-			ID: "forget/" + info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID, Tenant: in.Tenant,
-			Op: ledger.OpForget, ReplyTo: info.WorkflowExecution.ID, WorkflowID: info.WorkflowExecution.ID,
-			MemoryIDs: plan.Memories, Rebuild: plan.Rebuild, DropSources: plan.Episodes, All: plan.All,
-		})
-		if err != nil {
-			return receipt, err
+		base := "forget/" + info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID
+		parts := [][2][]string{{plan.Memories, plan.Rebuild}}
+		if workflow.GetVersion(ctx, "forget-parts", workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+			parts = forgetParts(plan.Memories, plan.Rebuild, ledger.MaxForgetIDs)
 		}
-		if reply.Forgotten != nil {
-			receipt.Add(*reply.Forgotten)
+		for i, part := range parts {
+			req := ledger.Request{
+				ID: base, Tenant: in.Tenant,
+				Op: ledger.OpForget, ReplyTo: info.WorkflowExecution.ID, WorkflowID: info.WorkflowExecution.ID,
+				MemoryIDs: part[0], Rebuild: part[1], All: plan.All && i == 0,
+			}
+			if i > 0 {
+				req.ID = fmt.Sprintf("%s/part-%d", base, i)
+			}
+			if len(req.Rebuild) > 0 {
+				req.DropSources = plan.Episodes
+			}
+			reply, err := callLedger(ctx, req)
+			if err != nil {
+				return receipt, err
+			}
+			if reply.Forgotten != nil {
+				receipt.Add(*reply.Forgotten)
+			}
 		}
 	}
 
@@ -75,5 +107,6 @@ func Forget(ctx workflow.Context, in ledger.ForgetInput) (ledger.ForgetReceipt, 
 		receipt.Memories = []string{}
 	}
 	receipt.Private = plan.Private
+	receipt.Cap(ledger.MaxReceiptIDs)
 	return receipt, nil
 }

@@ -32,7 +32,7 @@ const (
 // reads the current versions, decides, and writes, with no other writer in
 // between. ApplyDecision also checks versions optimistically, as a guard.
 func MemoryLedger(ctx workflow.Context, st ledger.State) error {
-	l := &ledgerRun{state: st, done: map[string]ledger.Reply{}}
+	l := &ledgerRun{state: st, done: map[string]ledger.Reply{}, waiting: map[string]int{}, answers: map[string]ledger.Reply{}}
 	for _, r := range st.Recent {
 		l.done[r.RequestID] = r
 	}
@@ -48,66 +48,44 @@ func MemoryLedger(ctx workflow.Context, st ledger.State) error {
 	requests := workflow.GetSignalChannel(ctx, ledger.SignalRequest)
 	err := workflow.SetUpdateHandlerWithOptions(ctx, ledger.UpdateApply,
 		func(ctx workflow.Context, req ledger.Request) (ledger.Reply, error) {
-			_, repeat := l.done[req.ID]
 			if mergeLocal {
 				l.drain(requests)
 			}
-			l.enqueue(req)
-			if err := workflow.Await(ctx, func() bool { _, ok := l.done[req.ID]; return ok }); err != nil {
+			replies, err := l.answer(ctx, []ledger.Request{req})
+			if err != nil {
 				return ledger.Reply{}, err
 			}
-			reply := l.done[req.ID]
-			reply.Repeat = repeat
-			return reply, nil
+			return replies[0], nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, req ledger.Request) error {
 			if req.Tenant != st.Tenant {
-				return temporal.NewApplicationError("request for tenant "+req.Tenant+" sent to the ledger of "+st.Tenant, memory.EINVALID)
+				return temporal.NewApplicationError("request for tenant "+memory.Quote(req.Tenant)+" sent to the ledger of "+st.Tenant, memory.EINVALID)
 			}
-			return req.Validate()
+			if err := req.Validate(); err != nil {
+				return temporal.NewApplicationError(memory.ErrorMessage(err), memory.EINVALID)
+			}
+			return nil
 		}})
 	if err != nil {
 		return err
 	}
 	err = workflow.SetUpdateHandlerWithOptions(ctx, ledger.UpdateApplyBatch,
 		func(ctx workflow.Context, reqs []ledger.Request) ([]ledger.Reply, error) {
-			repeat := make([]bool, len(reqs))
 			if mergeLocal {
 				l.drain(requests)
 			}
-			for i, req := range reqs {
-				_, repeat[i] = l.done[req.ID]
-				l.enqueue(req)
-			}
-			answered := func() bool {
-				for _, req := range reqs {
-					if _, ok := l.done[req.ID]; !ok {
-						return false
-					}
-				}
-				return true
-			}
-			if err := workflow.Await(ctx, answered); err != nil {
+			replies, err := l.answer(ctx, reqs)
+			if err != nil {
 				return nil, err
 			}
-			replies := make([]ledger.Reply, len(reqs))
-			for i, req := range reqs {
-				replies[i] = l.done[req.ID]
-				replies[i].Repeat = repeat[i]
-			}
-			return replies, nil
+			return ledger.Fit(replies, ledger.MaxPayloadBytes), nil
 		},
 		// An invalid request gets an error reply of its own (applyRequest
 		// validates each); only a batch that is not for this ledger, or
 		// empty, is refused whole.
 		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, reqs []ledger.Request) error {
-			if len(reqs) == 0 {
-				return temporal.NewApplicationError("empty batch", memory.EINVALID)
-			}
-			for _, req := range reqs {
-				if req.Tenant != st.Tenant || req.ID == "" {
-					return temporal.NewApplicationError("request "+req.ID+" for tenant "+req.Tenant+" sent to the ledger of "+st.Tenant, memory.EINVALID)
-				}
+			if err := ledger.ValidateBatch(st.Tenant, reqs); err != nil {
+				return temporal.NewApplicationError(memory.ErrorMessage(err), memory.EINVALID)
 			}
 			return nil
 		}})
@@ -120,6 +98,12 @@ func MemoryLedger(ctx workflow.Context, st ledger.State) error {
 	// transaction of its own on the ledger's history, and waiting for a
 	// batch's made the next one wait as long.
 	unawaited := workflow.GetVersion(ctx, "replies-unawaited", workflow.DefaultVersion, 1) != workflow.DefaultVersion
+	// Ledgers begun since "bounded-payloads" keep every payload they send
+	// within ledger.MaxPayloadBytes as encoded (merge batches are cut by
+	// size as well as by candidates), and apply a change request in one
+	// activity (activities.ApplyChange) that answers a request applied
+	// before from the decision log.
+	l.bounded = workflow.GetVersion(ctx, "bounded-payloads", workflow.DefaultVersion, 1) != workflow.DefaultVersion
 	// They ask their worker whether a merge batch is a short step there
 	// (no model to call) and, if so, run batches as local activities: no
 	// task queue round trip, and one marker in the history instead of
@@ -183,7 +167,7 @@ func MemoryLedger(ctx workflow.Context, st ledger.State) error {
 			}
 			req := l.state.Pending[0]
 			l.state.Pending = l.state.Pending[1:]
-			batch, replies = []ledger.Request{req}, []ledger.Reply{ledger.Bound(applyRequest(ctx, req))}
+			batch, replies = []ledger.Request{req}, ledger.Fit([]ledger.Reply{applyRequest(ctx, req, l.bounded)}, ledger.MaxPayloadBytes)
 		}
 		var sent []workflow.Future
 		for i, req := range batch {
@@ -228,22 +212,90 @@ func delivered(ctx workflow.Context, fs []workflow.Future, wait bool) []workflow
 
 type ledgerRun struct {
 	state ledger.State
+	// done holds the latest replies (ledgerRecentReplies) to answer a
+	// retry without a look-up; a retry of an older request is applied
+	// again, and the activities answer it from the decision log.
 	done  map[string]ledger.Reply
 	order []string // request IDs in done, oldest first
+	// waiting counts the update handlers waiting for each request, and
+	// answers keeps the replies they wait for until the last has taken
+	// its own: apart from done, whose window may pass a reply on before
+	// a handler wakes to read it.
+	waiting map[string]int
+	answers map[string]ledger.Reply
+	bounded bool // since "bounded-payloads"
+}
+
+// answer queues the requests of an update and waits for a reply to each.
+// A request answered before gets that reply at once; one queued already
+// (a concurrent retry) waits for its reply; both are marked repeats. A
+// reply the activities found in the decision log (the request was applied
+// before the ledger's window) comes marked from them.
+func (l *ledgerRun) answer(ctx workflow.Context, reqs []ledger.Request) ([]ledger.Reply, error) {
+	replies := make([]ledger.Reply, len(reqs))
+	got := make([]bool, len(reqs))
+	repeat := make([]bool, len(reqs))
+	for i, req := range reqs {
+		if r, ok := l.done[req.ID]; ok {
+			replies[i], got[i], repeat[i] = r, true, true
+			continue
+		}
+		repeat[i] = l.queued(req.ID)
+		l.enqueue(req)
+		l.waiting[req.ID]++
+	}
+	err := workflow.Await(ctx, func() bool {
+		for i, req := range reqs {
+			if !got[i] {
+				if _, ok := l.answers[req.ID]; !ok {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	// Every waiter leaves, answered or not (a cancelled wait).
+	for i, req := range reqs {
+		if got[i] {
+			continue
+		}
+		if r, ok := l.answers[req.ID]; ok {
+			replies[i] = r
+		}
+		if l.waiting[req.ID]--; l.waiting[req.ID] <= 0 {
+			delete(l.waiting, req.ID)
+			delete(l.answers, req.ID)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i := range replies {
+		replies[i].Repeat = replies[i].Repeat || repeat[i]
+	}
+	return replies, nil
 }
 
 // takeMerges removes from the head of the queue the merge and store
 // requests that wait there, in order, up to MaxCandidatesPerRequest
 // candidates in all (at least one request), so that their replies stay in
-// one bounded payload.
+// one bounded payload; since "bounded-payloads" also up to
+// ledger.MaxPayloadBytes of requests as encoded, the batch's input.
 func (l *ledgerRun) takeMerges() []ledger.Request {
-	n, candidates := 0, 0
+	n, candidates, size := 0, 0, 0
 	for _, req := range l.state.Pending {
 		if req.Op != ledger.OpMerge && req.Op != ledger.OpStore {
 			break
 		}
 		if n > 0 && candidates+len(req.Candidates) > ledger.MaxCandidatesPerRequest {
 			break
+		}
+		if l.bounded {
+			bytes := ledger.EncodedSize(req)
+			if n > 0 && size+bytes > ledger.MaxPayloadBytes {
+				break
+			}
+			size += bytes
 		}
 		n, candidates = n+1, candidates+len(req.Candidates)
 	}
@@ -321,13 +373,15 @@ func (l *ledgerRun) settle(ctx workflow.Context, local bool) {
 
 // enqueue queues a request unless it is queued or answered already.
 func (l *ledgerRun) enqueue(req ledger.Request) {
-	if _, ok := l.done[req.ID]; ok {
-		return
-	}
-	if slices.ContainsFunc(l.state.Pending, func(p ledger.Request) bool { return p.ID == req.ID }) {
+	if _, ok := l.done[req.ID]; ok || l.queued(req.ID) {
 		return
 	}
 	l.state.Pending = append(l.state.Pending, req)
+}
+
+// queued reports whether the request with this ID waits in the queue.
+func (l *ledgerRun) queued(id string) bool {
+	return slices.ContainsFunc(l.state.Pending, func(p ledger.Request) bool { return p.ID == id })
 }
 
 func (l *ledgerRun) drain(ch workflow.ReceiveChannel) {
@@ -341,6 +395,9 @@ func (l *ledgerRun) drain(ch workflow.ReceiveChannel) {
 }
 
 func (l *ledgerRun) finish(r ledger.Reply) {
+	if l.waiting[r.RequestID] > 0 {
+		l.answers[r.RequestID] = r
+	}
 	l.done[r.RequestID] = r
 	l.order = append(l.order, r.RequestID)
 	for len(l.order) > ledgerRecentReplies {
@@ -363,7 +420,7 @@ func (l *ledgerRun) carry() ledger.State {
 // applyRequest runs one request's activities and turns failures that
 // retrying cannot fix into an error reply, so one bad request never stalls
 // the tenant's ledger.
-func applyRequest(ctx workflow.Context, req ledger.Request) ledger.Reply {
+func applyRequest(ctx workflow.Context, req ledger.Request, bounded bool) ledger.Reply {
 	reply := ledger.Reply{RequestID: req.ID}
 	if err := req.Validate(); err != nil {
 		return failReply(reply, err)
@@ -427,7 +484,14 @@ func applyRequest(ctx workflow.Context, req ledger.Request) ledger.Reply {
 			}
 		}
 		reply.Decayed = &decayed
-	default: // correct, feedback, undo
+	default: // correct, feedback, undo, release
+		if bounded {
+			in := activities.PlanChangeInput{Request: req, Now: now}
+			if err := workflow.ExecuteActivity(storeCtx, a.ApplyChange, in).Get(ctx, &reply); err != nil {
+				return failReply(ledger.Reply{RequestID: req.ID}, err)
+			}
+			return reply
+		}
 		return applyChanges(ctx, req, reply, now)
 	}
 	return reply

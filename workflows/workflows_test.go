@@ -253,9 +253,9 @@ func testMergesWaitingRequestsTogether(t *testing.T, local bool) {
 	env.OnActivity(a.MergesInProcess, mock.Anything).Return(local, nil)
 	var trace []string
 	traceMerges(env, &trace, "")
-	env.OnActivity(a.PlanChange, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PlanChangeInput) ([]memory.Decision, error) {
+	env.OnActivity(a.ApplyChange, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PlanChangeInput) (ledger.Reply, error) {
 		trace = append(trace, "change "+in.Request.ID)
-		return nil, nil
+		return ledger.Reply{RequestID: in.Request.ID}, nil
 	})
 	merge := func(id string) ledger.Request {
 		return ledger.Request{ID: id, Tenant: "acme", Op: ledger.OpMerge, Candidates: []memory.Candidate{{Kind: memory.KindFact, Content: "fact " + id}}}
@@ -304,9 +304,9 @@ func testSettlesFailedMerges(t *testing.T, local bool) {
 			env.OnActivity(a.MergesInProcess, mock.Anything).Return(local, nil)
 			var trace []string
 			traceMerges(env, &trace, "m1")
-			env.OnActivity(a.PlanChange, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PlanChangeInput) ([]memory.Decision, error) {
+			env.OnActivity(a.ApplyChange, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PlanChangeInput) (ledger.Reply, error) {
 				trace = append(trace, "change "+in.Request.ID)
-				return nil, nil
+				return ledger.Reply{RequestID: in.Request.ID}, nil
 			})
 			settles := 0
 			env.OnActivity(a.Settle, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.SettleInput) error {
@@ -412,5 +412,77 @@ func TestMemoryLedgerKeepsRequestsThatArriveAsItHandsOver(t *testing.T) {
 	if carriedLate == slices.Contains(merged, "late") {
 		t.Fatalf("the request signalled while the run delivered its replies was merged: %v, carried: %v; want exactly one",
 			slices.Contains(merged, "late"), carriedLate)
+	}
+}
+
+// TestMemoryLedgerAnswersRetriesPastItsWindow retries, in three batched
+// updates at once, the 80 oldest of 240 requests a ledger applied: the
+// oldest 40 have left its window of recent replies, the next 40 have not.
+// Applying the first 40 again pushes the others out of the window while
+// their updates wait; every retry is still answered, with its original
+// decision and as a repeat (the activities find the evicted ones in the
+// decision log).
+func TestMemoryLedgerAnswersRetriesPastItsWindow(t *testing.T) {
+	env := newEnv(t)
+	env.OnActivity(a.MergesInProcess, mock.Anything).Return(true, nil)
+	id := func(i int) string { return fmt.Sprintf("store/r%03d", i) }
+	decision := func(req string) string { return "dec-" + req }
+	applied := map[string]bool{}
+	for i := range 240 {
+		applied[id(i)] = true
+	}
+	env.OnActivity(a.MergeRequests, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.MergeRequestsInput) ([]ledger.Reply, error) {
+		var replies []ledger.Reply
+		for _, r := range in.Requests {
+			replies = append(replies, ledger.Reply{RequestID: r.ID, Repeat: applied[r.ID],
+				Decisions: []memory.Decision{{ID: decision(r.ID), Tenant: "acme", Action: memory.ActionMerge}}})
+			applied[r.ID] = true
+		}
+		return replies, nil
+	})
+	// The window holds the latest 200 replies: requests 40 to 239.
+	st := ledger.State{Tenant: "acme"}
+	for i := 40; i < 240; i++ {
+		st.Carried = append(st.Carried, ledger.CarriedReply{RequestID: id(i), DecisionIDs: []string{decision(id(i))}})
+	}
+	req := func(i int) ledger.Request {
+		return ledger.Request{ID: id(i), Tenant: "acme", Op: ledger.OpStore,
+			Candidates: []memory.Candidate{{Kind: memory.KindFact, Content: fmt.Sprint("fact ", i)}}}
+	}
+	var mu sync.Mutex
+	answered := map[string]ledger.Reply{}
+	env.RegisterDelayedCallback(func() {
+		for b, batch := range [][2]int{{0, 32}, {32, 64}, {64, 80}} {
+			var reqs []ledger.Request
+			for i := batch[0]; i < batch[1]; i++ {
+				reqs = append(reqs, req(i))
+			}
+			env.UpdateWorkflow(ledger.UpdateApplyBatch, fmt.Sprint("retry-", b), &testsuite.TestUpdateCallback{
+				OnReject: func(err error) { t.Errorf("batch %d rejected: %v", b, err) },
+				OnAccept: func() {},
+				OnComplete: func(v any, err error) {
+					if err != nil {
+						t.Errorf("batch %d: %v", b, err)
+						return
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					for _, r := range v.([]ledger.Reply) {
+						answered[r.RequestID] = r
+					}
+				},
+			}, reqs)
+		}
+	}, time.Second)
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
+	env.ExecuteWorkflow(workflows.MemoryLedger, st)
+	if len(answered) != 80 {
+		t.Fatalf("%d of 80 retries answered", len(answered))
+	}
+	for i := range 80 {
+		r := answered[id(i)]
+		if !r.Repeat || len(r.Decisions) != 1 || r.Decisions[0].ID != decision(id(i)) {
+			t.Errorf("retry of %s answered %+v, want its decision %s as a repeat", id(i), r, decision(id(i)))
+		}
 	}
 }

@@ -31,6 +31,14 @@ func withPayloadCodec(o client.Options) (client.Options, error) {
 	return o, nil
 }
 
+// payloadConverter is the data converter withPayloadCodec sets, to read
+// payloads outside the SDK (a ledger's history, in a repair); nil means
+// the default.
+func payloadConverter() (converter.DataConverter, error) {
+	o, err := withPayloadCodec(client.Options{})
+	return o.DataConverter, err
+}
+
 func runCodecServer(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlags("codec-server", "[--addr 127.0.0.1:8081] [--origin URL]", `
 Serve Temporal's remote codec protocol (POST /encode, /decode) with the

@@ -178,6 +178,7 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 	if err := applySchedules(ctx, st.client, o.stack.taskQueue); err != nil {
 		return nil, fmt.Errorf("schedules: %w", err)
 	}
+	repairLedgersInBackground(ctx, st.client, copts.DataConverter, o.stack.taskQueue, log)
 	if gen, err := app.StartReindex(ctx, st.client, o.stack.taskQueue, st.runtime); err != nil {
 		return nil, err
 	} else if gen != "" {

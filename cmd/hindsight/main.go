@@ -42,6 +42,7 @@ func commands() []command {
 		{"recall", "recall memories for a query", runRecall},
 		{"history", "show a memory's versions and the decisions behind them", runHistory},
 		{"merge", "undo a merge decision (merge undo <decision-id>)", runMerge},
+		{"ledger", "repair a tenant's wedged ledger (ledger repair --tenant T)", runLedger},
 		{"quarantine", "list memories kept in quarantine, or release one (quarantine release ID)", runQuarantine},
 		{"forget", "forget a memory, session, user or tenant, and everything derived", runForget},
 		{"export", "write everything held about one user as JSON (export --user ID)", runExport},

@@ -80,6 +80,11 @@ which only one process can own. It serves /healthz, /readyz and /metrics on
 	if err := applySchedules(ctx, tc, s.taskQueue); err != nil {
 		return fmt.Errorf("schedules: %w", err)
 	}
+	dc, err := payloadConverter()
+	if err != nil {
+		return err
+	}
+	repairLedgersInBackground(ctx, tc, dc, s.taskQueue, log)
 	if gen, err := app.StartReindex(ctx, tc, s.taskQueue, rt); err != nil {
 		return err
 	} else if gen != "" {
