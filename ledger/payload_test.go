@@ -33,7 +33,7 @@ func worstMemory(c memory.Candidate, id string) memory.Memory {
 	m := memory.Memory{ID: id, Tenant: "acme", Version: 9, Scope: c.Scope, Kind: c.Kind, Content: c.Content,
 		CounterExample: c.CounterExample, TaskType: c.TaskType, Entities: c.Entities, Evidence: c.Evidence,
 		Status: memory.StatusLive, Reason: escaping(500), Flags: []string{memory.FlagInstructionLike}}
-	for j := range 200 {
+	for j := range 64 {
 		m.Sources = append(m.Sources, fmt.Sprint("ep_", j))
 	}
 	return m

@@ -82,19 +82,28 @@ const repeatWindow = 2 * time.Minute
 // the ledger answers it once: from the client's request ID when it gave
 // one, else from what it asks (parts) and the repeatWindow it falls in.
 func (s *Service) requestID(op ledger.Op, tenant, clientID string, parts ...string) string {
+	if clientID != "" {
+		return ClientRequestID(op, tenant, clientID)
+	}
 	h := sha256.New()
 	h.Write([]byte(tenant))
 	h.Write([]byte{0})
-	if clientID != "" {
-		h.Write([]byte(clientID))
-		return string(op) + "/c/" + hex.EncodeToString(h.Sum(nil)[:12])
-	}
 	fmt.Fprintf(h, "%d", s.clock().UTC().Unix()/int64(repeatWindow/time.Second))
 	for _, p := range parts {
 		h.Write([]byte{0})
 		h.Write([]byte(p))
 	}
 	return string(op) + "/" + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// ClientRequestID is the ledger request ID of an op a client named with
+// its own request ID: the same for every retry of it.
+func ClientRequestID(op ledger.Op, tenant, clientID string) string {
+	h := sha256.New()
+	h.Write([]byte(tenant))
+	h.Write([]byte{0})
+	h.Write([]byte(clientID))
+	return string(op) + "/c/" + hex.EncodeToString(h.Sum(nil)[:12])
 }
 
 // Correct replaces a memory's text, or marks it outdated.

@@ -47,13 +47,9 @@ type RepairReport struct {
 	Refused  int `json:"refused"`
 }
 
-// wedgeAttempts is how many attempts a failing workflow task must have
-// made before a ledger counts as wedged.
-const wedgeAttempts = 2
-
 // RepairLedger repairs the ledger of tenant if it is wedged (see above):
-// by a payload past Temporal's limit, or, with force, by any workflow task
-// that keeps failing. dc decodes the run's history (the deployment's data
+// its last workflow task failed, and no task completed since, because of a
+// payload past Temporal's limit or, with force, for any cause. dc decodes the run's history (the deployment's data
 // converter, with its payload codec; nil for the default). A ledger that
 // is not wedged is left alone, and the report says so.
 func RepairLedger(ctx context.Context, tc client.Client, dc converter.DataConverter, taskQueue, tenant string, force bool) (RepairReport, error) {
@@ -78,15 +74,18 @@ func RepairLedger(ctx context.Context, tc client.Client, dc converter.DataConver
 	if info.GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return rep, nil
 	}
-	if desc.GetPendingWorkflowTask().GetAttempt() < wedgeAttempts {
-		return rep, nil // making progress
+	if desc.GetPendingWorkflowTask() == nil {
+		return rep, nil // idle, waiting for requests
 	}
 	runID := info.GetExecution().GetRunId()
 	events, err := runHistory(ctx, tc, id, runID)
 	if err != nil {
 		return rep, fmt.Errorf("%s: read the history of %s: %w", op, id, err)
 	}
-	switch cause := lastTaskFailure(events); {
+	failed, cause := lastTaskFailure(events)
+	switch {
+	case !failed:
+		return rep, nil // its last workflow task completed
 	case cause == enums.WORKFLOW_TASK_FAILED_CAUSE_PAYLOADS_TOO_LARGE:
 		rep.Wedged = "a workflow task would send a payload past Temporal's limit"
 	case force:
@@ -178,16 +177,22 @@ func runHistory(ctx context.Context, tc client.Client, id, runID string) ([]*his
 	return events, nil
 }
 
-// lastTaskFailure is the cause of the run's last failed workflow task
-// (Temporal records the first failure of a task that keeps failing).
-func lastTaskFailure(events []*history.HistoryEvent) enums.WorkflowTaskFailedCause {
-	cause := enums.WORKFLOW_TASK_FAILED_CAUSE_UNSPECIFIED
+// lastTaskFailure reports whether the run's last workflow task to end
+// failed, and why. Temporal records the first failure of a task that
+// keeps failing, and none of its retries, so a run whose last recorded
+// task failed has made no progress since: a ledger's tasks fail the same
+// way each time they replay the same history.
+func lastTaskFailure(events []*history.HistoryEvent) (bool, enums.WorkflowTaskFailedCause) {
+	failed, cause := false, enums.WORKFLOW_TASK_FAILED_CAUSE_UNSPECIFIED
 	for _, ev := range events {
-		if a := ev.GetWorkflowTaskFailedEventAttributes(); a != nil {
-			cause = a.GetCause()
+		switch {
+		case ev.GetWorkflowTaskFailedEventAttributes() != nil:
+			failed, cause = true, ev.GetWorkflowTaskFailedEventAttributes().GetCause()
+		case ev.GetWorkflowTaskCompletedEventAttributes() != nil:
+			failed, cause = false, enums.WORKFLOW_TASK_FAILED_CAUSE_UNSPECIFIED
 		}
 	}
-	return cause
+	return failed, cause
 }
 
 // recoverRequests reads from a ledger run's history the state it began

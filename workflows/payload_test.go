@@ -46,7 +46,9 @@ func size(t *testing.T, v any) int {
 }
 
 // TestLedgerPayloadsAreBounded fills a ledger with the largest replies a
-// request can produce: each reply stays under Temporal's payload limit,
+// request can produce, and with failures whose errors quote megabytes of
+// text that escapes at six bytes a character: each reply stays under
+// Temporal's payload limit,
 // and the state carried across continue-as-new (the last 200 replies and
 // nothing pending) stays small, whatever the replies held.
 func TestLedgerPayloadsAreBounded(t *testing.T) {
@@ -58,6 +60,8 @@ func TestLedgerPayloadsAreBounded(t *testing.T) {
 			t.Fatalf("a reply is %d bytes; the payload limit is %d", n, payloadLimit)
 		}
 		l.finish(r)
+		// And as many failures quoting a megabyte of escaping text.
+		l.finish(ledger.Reply{RequestID: fmt.Sprint("failed-", i)}.Failed(memory.ENOTFOUND, "memory "+strings.Repeat("<", 1<<20)+" not found"))
 	}
 	carried := l.carry()
 	if len(carried.Carried) != ledgerRecentReplies {

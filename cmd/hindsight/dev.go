@@ -87,6 +87,9 @@ type devStack struct {
 	pprof    *httpServer
 	log      *slog.Logger
 	closers  []func() error
+	// ledgersRepaired closes once the ledgers wedged before the start are
+	// repaired (repairLedgersInBackground).
+	ledgersRepaired <-chan struct{}
 }
 
 // startDev starts the stack; on error it stops what it started.
@@ -178,7 +181,7 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 	if err := applySchedules(ctx, st.client, o.stack.taskQueue); err != nil {
 		return nil, fmt.Errorf("schedules: %w", err)
 	}
-	repairLedgersInBackground(ctx, st.client, copts.DataConverter, o.stack.taskQueue, log)
+	st.ledgersRepaired = repairLedgersInBackground(ctx, st.client, copts.DataConverter, o.stack.taskQueue, log)
 	if gen, err := app.StartReindex(ctx, st.client, o.stack.taskQueue, st.runtime); err != nil {
 		return nil, err
 	} else if gen != "" {

@@ -15,13 +15,16 @@ import (
 
 // repairLedgersInBackground repairs, once, every tenant ledger wedged by a
 // payload past Temporal's limit (service.RepairWedgedLedgers), without
-// holding up the start.
-func repairLedgersInBackground(ctx context.Context, tc client.Client, dc converter.DataConverter, taskQueue string, log *slog.Logger) {
+// holding up the start. The channel it returns closes when it is done.
+func repairLedgersInBackground(ctx context.Context, tc client.Client, dc converter.DataConverter, taskQueue string, log *slog.Logger) <-chan struct{} {
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		if _, err := service.RepairWedgedLedgers(ctx, tc, dc, taskQueue, log); err != nil && ctx.Err() == nil {
 			log.Warn("could not look for wedged ledgers", "error", err)
 		}
 	}()
+	return done
 }
 
 func runLedger(ctx context.Context, args []string, out io.Writer) error {
