@@ -10,6 +10,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/lang/callargs"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // DefaultPromoteMinEpisodes is how many episodes of a cluster must show a
@@ -401,7 +402,7 @@ func callee(a action) (name string, command bool) {
 // codeOf is a step or attempt without its tool prefix, for quoting.
 func codeOf(a action) string {
 	_, call := splitTool(a.text)
-	return clipRunes(call, 120)
+	return runes.ClipWords(call, 120)
 }
 
 // diffParams compares the settings of an attempt and its fix: settings
@@ -506,7 +507,7 @@ func renderAvoidLesson(zh bool, attempt action, cause string) string {
 }
 
 func counterExample(zh bool, attempt action, cause string) string {
-	c := clipRunes(oneLine(cause), 200)
+	c := runes.ClipWords(runes.OneLine(cause), 200)
 	switch {
 	case zh && c == "":
 		return zhSpace(fmt.Sprintf("`%s` 失败。", codeOf(attempt)))
@@ -526,13 +527,13 @@ func renderStepLesson(d *digest, step action) string {
 	if d.zh {
 		kind := tt + " 任务"
 		if tt == "" || tt == "other" {
-			kind = "「" + clipRunes(d.task(), 40) + "」这类任务"
+			kind = "「" + runes.ClipWords(d.task(), 40) + "」这类任务"
 		}
 		return zhSpace(fmt.Sprintf("处理%s时执行 `%s`。", kind, code))
 	}
 	kind := tt + " tasks"
 	if tt == "" || tt == "other" {
-		kind = "tasks like \"" + clipRunes(d.task(), 60) + "\""
+		kind = "tasks like \"" + runes.ClipWords(d.task(), 60) + "\""
 	}
 	verb := "use"
 	if command {
@@ -554,7 +555,7 @@ func zhSpace(s string) string {
 			b.WriteRune(r)
 			if r == quote {
 				quote = 0
-				if i+1 < len(rs) && memory.IsCJK(rs[i+1]) {
+				if i+1 < len(rs) && runes.IsCJK(rs[i+1]) {
 					b.WriteRune(' ')
 				}
 			}
@@ -570,14 +571,14 @@ func zhSpace(s string) string {
 			if i+1 < len(rs) {
 				next = rs[i+1]
 			}
-			if prev == 0 || next == 0 || prev == ' ' || zhPunct(prev) || zhPunct(next) || (memory.IsCJK(prev) && memory.IsCJK(next)) {
+			if prev == 0 || next == 0 || prev == ' ' || zhPunct(prev) || zhPunct(next) || (runes.IsCJK(prev) && runes.IsCJK(next)) {
 				continue
 			}
 		}
 		b.WriteRune(r)
 		if i+1 < len(rs) && quote == 0 {
 			next := rs[i+1]
-			if (memory.IsCJK(r) && latinish(next)) || (latinish(r) && memory.IsCJK(next)) {
+			if (runes.IsCJK(r) && latinish(next)) || (latinish(r) && runes.IsCJK(next)) {
 				b.WriteRune(' ')
 			}
 		}

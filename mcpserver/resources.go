@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // Resource URIs and the prompt, for MCP clients that browse memory
@@ -87,7 +88,7 @@ func (t *tools) listResources(ctx context.Context, _ any, req *mcp.ListResources
 	var all []mcp.Resource
 	for _, m := range ms {
 		all = append(all, mcp.Resource{
-			URI: MemoryURI(m.ID), Name: "memory " + m.ID, Title: clip(m.Content, 80),
+			URI: MemoryURI(m.ID), Name: "memory " + m.ID, Title: runes.ClipLine(m.Content, 80),
 			Description: fmt.Sprintf("%s, %s, confidence %.2f, updated %s", m.Kind, m.Scope.Label(), m.Confidence, m.UpdatedAt.Format(time.DateOnly)),
 			MIMEType:    "text/markdown",
 		})
@@ -97,7 +98,7 @@ func (t *tools) listResources(ctx context.Context, _ any, req *mcp.ListResources
 			continue
 		}
 		all = append(all, mcp.Resource{
-			URI: EpisodeURI(ep.ID), Name: "episode " + ep.ID, Title: clip(ep.Task, 80),
+			URI: EpisodeURI(ep.ID), Name: "episode " + ep.ID, Title: runes.ClipLine(ep.Task, 80),
 			Description: fmt.Sprintf("%s session, ended %s", ep.Outcome, ep.EndedAt.Format(time.DateOnly)),
 			MIMEType:    "text/markdown",
 		})
@@ -136,16 +137,16 @@ func (t *tools) readMemory(ctx context.Context, req mcp.ReadResourceRequest) ([]
 	fmt.Fprintf(&b, "> %s\n\n", quoteLines(cur.Content))
 	fmt.Fprintf(&b, "- kind: %s; %s\n- status: %s; confidence %.2f; version %d\n", cur.Kind, cur.Scope.Label(), cur.Status, cur.Confidence, cur.Version)
 	if cur.CounterExample != "" {
-		fmt.Fprintf(&b, "- not to be confused with: %s\n", oneLine(cur.CounterExample))
+		fmt.Fprintf(&b, "- not to be confused with: %s\n", runes.OneLine(cur.CounterExample))
 	}
 	if len(cur.Flags) > 0 {
 		fmt.Fprintf(&b, "- flags: %s\n", strings.Join(cur.Flags, ", "))
 	}
 	b.WriteString("\n## Versions, oldest first\n\n")
 	for _, v := range h.Versions {
-		fmt.Fprintf(&b, "- v%d, %s, %s: %s", v.Version, v.UpdatedAt.Format(time.DateOnly), v.Status, oneLine(v.Content))
+		fmt.Fprintf(&b, "- v%d, %s, %s: %s", v.Version, v.UpdatedAt.Format(time.DateOnly), v.Status, runes.OneLine(v.Content))
 		if v.Reason != "" {
-			fmt.Fprintf(&b, " (%s)", oneLine(v.Reason))
+			fmt.Fprintf(&b, " (%s)", runes.OneLine(v.Reason))
 		}
 		b.WriteString("\n")
 	}
@@ -174,7 +175,7 @@ func (t *tools) readEpisode(ctx context.Context, req mcp.ReadResourceRequest) ([
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Episode %s\n\n", ep.ID)
-	fmt.Fprintf(&b, "- task: %s\n- outcome: %s\n- session: %s, %s to %s, %d events\n", oneLine(ep.Task), ep.Outcome, ep.SessionID,
+	fmt.Fprintf(&b, "- task: %s\n- outcome: %s\n- session: %s, %s to %s, %d events\n", runes.OneLine(ep.Task), ep.Outcome, ep.SessionID,
 		ep.StartedAt.Format(time.RFC3339), ep.EndedAt.Format(time.RFC3339), ep.EventCount)
 	if ep.TaskType != "" {
 		fmt.Fprintf(&b, "- task type: %s\n", ep.TaskType)
@@ -185,7 +186,7 @@ func (t *tools) readEpisode(ctx context.Context, req mcp.ReadResourceRequest) ([
 		}
 		fmt.Fprintf(&b, "\n## %s\n\n", title)
 		for _, it := range items {
-			fmt.Fprintf(&b, "- %s\n", oneLine(it))
+			fmt.Fprintf(&b, "- %s\n", runes.OneLine(it))
 		}
 	}
 	section("Steps that worked", ep.Steps)
@@ -210,7 +211,7 @@ func (t *tools) recallPrompt(ctx context.Context, req mcp.GetPromptRequest) (*mc
 		return nil, errors.New("recall_context: " + t.callerMessage(PromptRecall, err))
 	}
 	out := recallOutput(resp)
-	return mcp.NewGetPromptResult("What memory holds for: "+clip(query, 80), []mcp.PromptMessage{
+	return mcp.NewGetPromptResult("What memory holds for: "+runes.ClipLine(query, 80), []mcp.PromptMessage{
 		mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(out.Context)),
 	}), nil
 }
@@ -258,16 +259,5 @@ func prefixAll(prefix string, ids []string) []string {
 	return out
 }
 
-// oneLine folds text onto one line.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 // quoteLines keeps a multi-line text inside a Markdown quote.
 func quoteLines(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n> ") }
-
-func clip(s string, n int) string {
-	s = oneLine(s)
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}

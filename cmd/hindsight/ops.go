@@ -22,6 +22,7 @@ import (
 	"github.com/hindsight-memory/hindsight/llm/openai"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/merge"
+	"github.com/hindsight-memory/hindsight/runes"
 	"github.com/hindsight-memory/hindsight/service"
 	"github.com/hindsight-memory/hindsight/store/clickhouse"
 	"github.com/hindsight-memory/hindsight/store/clickhouse/chdb"
@@ -383,7 +384,7 @@ func printDecision(out io.Writer, d memory.Decision, asJSON bool) error {
 	}
 	fmt.Fprintf(out, "%s: %s\n", d.ID, d.Reason)
 	for _, m := range d.After {
-		fmt.Fprintf(out, "  %s v%d [%s] %s\n", m.ID, m.Version, m.Status, terminalSafe(clip(m.Content, 90)))
+		fmt.Fprintf(out, "  %s v%d [%s] %s\n", m.ID, m.Version, m.Status, terminalSafe(runes.ClipLine(m.Content, 90)))
 	}
 	return nil
 }

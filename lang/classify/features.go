@@ -9,6 +9,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/hindsight-memory/hindsight/lang"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // FeatureVersion names the feature extraction. A model records the
@@ -100,7 +101,7 @@ func tokens(s string) []token {
 				out = append(out, token{text: string(rs[i : j+1])})
 				i = j
 			}
-		case lang.IsCJK(r):
+		case runes.IsCJK(r):
 			if !hanRun {
 				flush()
 			}

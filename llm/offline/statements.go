@@ -11,6 +11,7 @@ import (
 	"github.com/hindsight-memory/hindsight/lang/classify"
 	"github.com/hindsight-memory/hindsight/llm"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // A statement is a standing instruction or fact a user stated: the source
@@ -379,11 +380,11 @@ func evaluations(events []memory.Event) []evaluation {
 			pos, neg := positiveRE.MatchString(fold(sent)), negativeRE.MatchString(fold(sent))
 			switch {
 			case pos && neg, pos && contrastRE.MatchString(f):
-				out = append(out, evaluation{i, oneLine(sent), 0})
+				out = append(out, evaluation{i, runes.OneLine(sent), 0})
 			case neg:
-				out = append(out, evaluation{i, oneLine(sent), -1})
+				out = append(out, evaluation{i, runes.OneLine(sent), -1})
 			case pos:
-				out = append(out, evaluation{i, oneLine(sent), +1})
+				out = append(out, evaluation{i, runes.OneLine(sent), +1})
 			}
 		}
 	}
@@ -451,7 +452,7 @@ func markComplaints(events []memory.Event, acts []*action, evals []evaluation) [
 			for j := ev.event - 1; j > prevUser; j-- {
 				if events[j].Role == memory.RoleAssistant && strings.TrimSpace(events[j].Content) != "" {
 					if s := splitSentences(events[j].Content); len(s) > 0 {
-						c.attempt = clipRunes(s[0], 150)
+						c.attempt = runes.ClipWords(s[0], 150)
 					}
 					break
 				}

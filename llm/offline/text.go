@@ -149,25 +149,6 @@ func isQuestion(s string) bool {
 	return questionStartEN.MatchString(s) || questionZH.MatchString(s)
 }
 
-// clipRunes cuts s to at most n runes, at a word boundary when one is
-// near, marking the cut with "…".
-func clipRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	cut := n - 1
-	for i := cut; i > n*3/4; i-- {
-		if unicode.IsSpace(r[i]) {
-			cut = i
-			break
-		}
-	}
-	return strings.TrimRightFunc(string(r[:cut]), func(r rune) bool { return unicode.IsSpace(r) || r == ',' || r == '，' }) + "…"
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 // capitalize upper-cases the first letter of an English sentence.
 func capitalize(s string) string {
 	r, n := utf8.DecodeRuneInString(s)
