@@ -16,6 +16,13 @@ func Fold(s string) string {
 	return strings.ToLower(norm.NFKC.String(s))
 }
 
+// FoldQuotes is Fold with curly quotes made straight (’ ‘ to ', “ ” to
+// "): the form that rules matching apostrophes and quoted text read, and
+// that the sentence classifiers' features are computed on.
+func FoldQuotes(s string) string { return quoteFolder.Replace(Fold(s)) }
+
+var quoteFolder = strings.NewReplacer("’", "'", "‘", "'", "“", "\"", "”", "\"")
+
 // HasCJK reports whether s contains any CJK character.
 func HasCJK(s string) bool {
 	for _, r := range s {

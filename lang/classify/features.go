@@ -6,8 +6,6 @@ import (
 	"strings"
 	"unicode"
 
-	"golang.org/x/text/unicode/norm"
-
 	"github.com/hindsight-memory/hindsight/lang"
 	"github.com/hindsight-memory/hindsight/runes"
 )
@@ -56,17 +54,11 @@ var masks = []struct {
 
 // Masks returns s folded with its values replaced by their shapes.
 func Masks(s string) string {
-	t := fold(s)
+	t := lang.FoldQuotes(s)
 	for _, m := range masks {
 		t = m.re.ReplaceAllString(t, m.mask)
 	}
 	return t
-}
-
-func fold(s string) string {
-	s = norm.NFKC.String(s)
-	s = strings.NewReplacer("’", "'", "‘", "'", "“", "\"", "”", "\"").Replace(s)
-	return strings.ToLower(s)
 }
 
 // token is one unit of a masked sentence.
@@ -213,7 +205,7 @@ func Features(sentence string, pos Position) []string {
 		add("end:!")
 	}
 	if lead != "" {
-		l := []rune(strings.Trim(fold(lead), " ,.:;!?—–-，。：；！？、"))
+		l := []rune(strings.Trim(lang.FoldQuotes(lead), " ,.:;!?—–-，。：；！？、"))
 		add("lead:" + string(l[:min(len(l), 8)]))
 		add("lead")
 	}

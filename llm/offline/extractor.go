@@ -11,6 +11,8 @@ import (
 	"github.com/hindsight-memory/hindsight/llm"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/runes"
+
+	hlang "github.com/hindsight-memory/hindsight/lang"
 )
 
 // Model is what the offline extractor reports as its model.
@@ -295,7 +297,7 @@ func taskOf(t memory.Transcript) string {
 			continue
 		}
 		var parts []string
-		for _, sent := range splitSentences(e.Content) {
+		for _, sent := range hlang.Sentences(e.Content) {
 			if greetingRE.MatchString(sent) {
 				continue
 			}
@@ -362,7 +364,7 @@ func keySteps(t memory.Transcript, acts []*action) []string {
 		if e.Role != memory.RoleAssistant {
 			continue
 		}
-		for _, sent := range splitSentences(e.Content) {
+		for _, sent := range hlang.Sentences(e.Content) {
 			if doneRE.MatchString(sent) && !seen[memory.Normalize(sent)] {
 				seen[memory.Normalize(sent)] = true
 				steps = append(steps, runes.ClipWords(sent, 160))
