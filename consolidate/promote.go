@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hindsight-memory/hindsight/lang/callargs"
+	"github.com/hindsight-memory/hindsight/lang/inject"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/runes"
 )
@@ -34,6 +35,9 @@ type PromoteConfig struct {
 	// MaxLessons caps the lessons of one cluster (default
 	// DefaultPromoteMaxLessons).
 	MaxLessons int
+	// Screener reads lessons for poisoning; nil means lang/inject's
+	// Detector.
+	Screener memory.Screener
 }
 
 func (c PromoteConfig) withDefaults() PromoteConfig {
@@ -42,6 +46,9 @@ func (c PromoteConfig) withDefaults() PromoteConfig {
 	}
 	if c.MaxLessons == 0 {
 		c.MaxLessons = DefaultPromoteMaxLessons
+	}
+	if c.Screener == nil {
+		c.Screener = inject.Detector{}
 	}
 	return c
 }
@@ -101,7 +108,7 @@ type Promotion struct {
 //     failure and its fix.
 //
 // Lessons whose text reads like an instruction to the agent
-// (memory.InstructionLike) are never promoted. Lessons are written in
+// (instruction-like to cfg.Screener) are never promoted. Lessons are written in
 // Chinese when the members' tasks are, ordered by how many episodes show
 // them (ties by first appearance), at most cfg.MaxLessons. The result
 // depends on the set of members, not their order. Errors (EINVALID) as
@@ -288,11 +295,16 @@ func (p *promoter) failedOrPromoted(a action) bool {
 	return slices.ContainsFunc(p.fixes, func(f action) bool { return sameAction(f, a) })
 }
 
+func (p *promoter) instructionLike(text string) bool {
+	_, ilk := p.cfg.Screener.Screen(text)
+	return ilk
+}
+
 // add records a lesson unless it reads like an instruction to the agent;
 // a lesson with the same text as an earlier one joins it. It reports
 // whether the lesson is new.
 func (p *promoter) add(content, counter string, memberIdx []int, g *failureGroup, reason string) bool {
-	if memory.InstructionLike(content) || memory.InstructionLike(counter) {
+	if p.instructionLike(content) || p.instructionLike(counter) {
 		return false
 	}
 	d := p.d

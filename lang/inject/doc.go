@@ -17,5 +17,5 @@
 // data/ and ordinary memories, with WordNet synonyms lending it wordings
 // the data does not use. heldout/ measures it on texts written apart, one
 // set per file. The memory pipeline quarantines what Attack says and flags
-// what Suspect says (package memory: Injected, InstructionLike).
+// what Suspect says (Detector, the memory.Screener every process uses).
 package inject
