@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/hindsight-memory/hindsight/auth"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/runes"
 )
@@ -64,7 +65,7 @@ func (t *tools) registerResources(s *server.MCPServer) {
 // only resources registered up front, the same for every caller; this
 // runs as its after-list hook, which sees the caller's context.
 func (t *tools) listResources(ctx context.Context, _ any, req *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
-	tenant := TenantFrom(ctx)
+	tenant := auth.TenantFrom(ctx)
 	if tenant == "" || res == nil {
 		return
 	}
@@ -75,7 +76,7 @@ func (t *tools) listResources(ctx context.Context, _ any, req *mcp.ListResources
 			start = n
 		}
 	}
-	bound := UserFrom(ctx)
+	bound := auth.UserFrom(ctx)
 	var scopes []memory.Scope
 	if bound != "" {
 		scopes = memory.Visible(bound, "")
@@ -116,7 +117,7 @@ func (t *tools) listResources(ctx context.Context, _ any, req *mcp.ListResources
 }
 
 func (t *tools) readMemory(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	tenant := TenantFrom(ctx)
+	tenant := auth.TenantFrom(ctx)
 	id, err := uriID(req.Params.URI, MemoryURIPrefix)
 	if err != nil {
 		return nil, err
@@ -161,13 +162,13 @@ func (t *tools) readMemory(ctx context.Context, req mcp.ReadResourceRequest) ([]
 }
 
 func (t *tools) readEpisode(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	tenant := TenantFrom(ctx)
+	tenant := auth.TenantFrom(ctx)
 	id, err := uriID(req.Params.URI, EpisodeURIPrefix)
 	if err != nil {
 		return nil, err
 	}
 	ep, err := t.b.Episode(ctx, tenant, id)
-	if err == nil && !ep.VisibleTo(UserFrom(ctx)) {
+	if err == nil && !ep.VisibleTo(auth.UserFrom(ctx)) {
 		err = memory.NotFoundf("episode", "episode %s not found", id)
 	}
 	if err != nil {
@@ -201,12 +202,12 @@ func (t *tools) readEpisode(ctx context.Context, req mcp.ReadResourceRequest) ([
 }
 
 func (t *tools) recallPrompt(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	tenant := TenantFrom(ctx)
+	tenant := auth.TenantFrom(ctx)
 	query := strings.TrimSpace(req.Params.Arguments["query"])
 	if query == "" {
 		return nil, errors.New("recall_context needs a query: the task or question to recall for")
 	}
-	resp, err := t.b.Recall(ctx, memory.Query{Tenant: tenant, Text: query, TopK: 8, UserID: UserFrom(ctx)})
+	resp, err := t.b.Recall(ctx, memory.Query{Tenant: tenant, Text: query, TopK: 8, UserID: auth.UserFrom(ctx)})
 	if err != nil {
 		return nil, errors.New("recall_context: " + t.callerMessage(PromptRecall, err))
 	}

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/hindsight-memory/hindsight/app"
+	"github.com/hindsight-memory/hindsight/auth"
 	"github.com/hindsight-memory/hindsight/console"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/metrics"
@@ -141,7 +142,7 @@ dev server's memory.`, append(stackEnvs, "HINDSIGHT_URL", "HINDSIGHT_TOKEN")...)
 		defer closeUp()
 		return mcpserver.ServeStdio(ctx, srv, s.tenant, os.Stdin, os.Stdout)
 	}
-	var tokens *mcpserver.Tokens
+	var tokens *auth.Tokens
 	if *transport == "http" {
 		if err := checkListen(s.mcpAddr, s.tokensFile); err != nil {
 			return err
