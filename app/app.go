@@ -15,9 +15,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/bm25"
 	"github.com/hindsight-memory/hindsight/consolidate"
 	"github.com/hindsight-memory/hindsight/index"
-	"github.com/hindsight-memory/hindsight/index/bm25"
 	"github.com/hindsight-memory/hindsight/lang/inject"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/llm"

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hindsight-memory/hindsight/index/bm25"
+	"github.com/hindsight-memory/hindsight/bm25"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
