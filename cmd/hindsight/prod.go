@@ -15,7 +15,6 @@ import (
 	"github.com/hindsight-memory/hindsight/console"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/metrics"
-	"github.com/hindsight-memory/hindsight/service"
 	"github.com/hindsight-memory/hindsight/worker"
 )
 
@@ -161,7 +160,7 @@ dev server's memory.`, append(stackEnvs, "HINDSIGHT_URL", "HINDSIGHT_TOKEN")...)
 	if err != nil {
 		return err
 	}
-	svc := service.New(scfg, rt.Store, tc, rt.Engine, log)
+	svc := rt.Service(scfg, tc)
 	loc, err := timeZone()
 	if err != nil {
 		return err
