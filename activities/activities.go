@@ -61,6 +61,9 @@ type Activities struct {
 	Redactor *redact.Redactor
 	// RedactionPolicy is the personal-data policy when Redactor is nil.
 	RedactionPolicy redact.Policy
+	// Screener reads new memory text for poisoning (plan, promotions);
+	// nil means lang/inject's Detector.
+	Screener memory.Screener
 
 	red redact.Once
 }

@@ -17,7 +17,7 @@ func (a *Activities) PlanChange(ctx context.Context, in PlanChangeInput) ([]memo
 	op := func(i int, key string) plan.Op {
 		return plan.Op{
 			DecisionID: ledger.ChangeDecisionID(r.Tenant, r.ID, i, key),
-			WorkflowID: r.WorkflowID, Now: in.Now, Lifecycle: a.Merge.Lifecycle,
+			WorkflowID: r.WorkflowID, Now: in.Now, Lifecycle: a.Merge.Lifecycle, Screener: a.Screener,
 		}
 	}
 	var out []memory.Decision

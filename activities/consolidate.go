@@ -132,7 +132,7 @@ func (a *Activities) ConsolidateBatch(ctx context.Context, b ConsolidationBatch)
 			ids[j] = m.ID
 		}
 		res.Summaries = append(res.Summaries, consolidate.SummaryID(b.Tenant, ids))
-		ps, err := consolidate.Promotions(b.Tenant, members, consolidate.PromoteConfig{MinEpisodes: b.PromoteAt})
+		ps, err := consolidate.Promotions(b.Tenant, members, consolidate.PromoteConfig{MinEpisodes: b.PromoteAt, Screener: a.Screener})
 		if err != nil {
 			return res, temporalError(err)
 		}

@@ -323,7 +323,7 @@ func (a *Activities) planMerge(ctx context.Context, in PlanMergeInput, logged ma
 	}
 
 	mi := plan.MergeInput{
-		Op:        plan.Op{DecisionID: id, WorkflowID: in.WorkflowID, Now: in.Now, Lifecycle: a.Merge.Lifecycle},
+		Op:        plan.Op{DecisionID: id, WorkflowID: in.WorkflowID, Now: in.Now, Lifecycle: a.Merge.Lifecycle, Screener: a.Screener},
 		Tenant:    in.Tenant,
 		EpisodeID: in.EpisodeID,
 		Candidate: c,

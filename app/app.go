@@ -15,9 +15,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/hindsight-memory/hindsight/activities"
+	"github.com/hindsight-memory/hindsight/bm25"
 	"github.com/hindsight-memory/hindsight/consolidate"
 	"github.com/hindsight-memory/hindsight/index"
-	"github.com/hindsight-memory/hindsight/index/bm25"
+	"github.com/hindsight-memory/hindsight/lang/inject"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/llm"
 	"github.com/hindsight-memory/hindsight/llm/offline"
@@ -95,6 +96,9 @@ type Runtime struct {
 	LLM       memory.LLM // nil when offline
 	Extractor memory.Extractor
 	Judge     memory.Judge
+	// Screener reads memory text for poisoning, on the write path and in
+	// recall: lang/inject's detector.
+	Screener memory.Screener
 	// Summarizer writes typical episodes: the LLM's, or the offline one.
 	Summarizer consolidate.Summarizer
 	Engine     *recall.Engine
@@ -149,6 +153,7 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 		rt.Embedder = offline.NewEmbedder(dim)
 	}
 	rt.Merge = cfg.Merge
+	rt.Screener = inject.Detector{}
 	rt.redactor, rt.redactionPolicy = cfg.Redactor, cfg.RedactionPolicy
 	// The judge sees the vector neighbours and the keyword neighbours.
 	judged := max(rt.Merge.MaxNeighbors, merge.DefaultMaxNeighbors) + max(rt.Merge.KeywordNeighbors, DefaultKeywordNeighbors)
@@ -247,7 +252,7 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 	rt.Engine, err = recall.New(cfg.Recall, recall.Deps{
 		Memories: rt.Store, Episodes: rt.Store, Events: rt.Store,
 		Index: rt.Index, Embedder: rt.Embedder, QueryLLM: rt.LLM, Lexicon: cfg.Lexicon,
-		Conflicts: merge.Conflicts, Logger: log, Metrics: cfg.Metrics, Terms: terms,
+		Conflicts: merge.Conflicts, Screener: rt.Screener, Logger: log, Metrics: cfg.Metrics, Terms: terms,
 	})
 	if err != nil {
 		return nil, err
@@ -277,6 +282,7 @@ func (rt *Runtime) Activities(tc client.Client, taskQueue string) *activities.Ac
 		Store: rt.Store, Index: rt.Index, Embedder: rt.Embedder, Extractor: rt.Extractor,
 		Judge: rt.Judge, Indexer: rt.Indexer, Keywords: rt.Engine, Summarizer: rt.Summarizer, Generations: rt.gens,
 		Temporal: tc, TaskQueue: taskQueue, Merge: rt.Merge, Redactor: rt.redactor, RedactionPolicy: rt.redactionPolicy,
+		Screener: rt.Screener,
 	}
 }
 

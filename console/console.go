@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hindsight-memory/hindsight/mcpserver"
+	"github.com/hindsight-memory/hindsight/auth"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/recall"
 	"github.com/hindsight-memory/hindsight/service"
@@ -43,7 +43,7 @@ type Options struct {
 	Store memory.EpisodicStore
 	// Tokens, when set, require sign-in with a token; nil serves
 	// DefaultTenant (the listener is then loopback only).
-	Tokens        *mcpserver.Tokens
+	Tokens        *auth.Tokens
 	DefaultTenant string
 	// Key signs session cookies and CSRF tokens (the deployment's key, so
 	// sessions work on every replica).

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hindsight-memory/hindsight/mcpserver"
+	"github.com/hindsight-memory/hindsight/auth"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/recall"
 	"github.com/hindsight-memory/hindsight/service"
@@ -73,7 +73,7 @@ func TestSessionCookies(t *testing.T) {
 	if err := os.WriteFile(tokens, []byte("acme acme-token-0123456789\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tk, err := mcpserver.LoadTokens(tokens)
+	tk, err := auth.LoadTokens(tokens)
 	if err != nil {
 		t.Fatal(err)
 	}

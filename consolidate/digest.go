@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // digest is what a cluster's members have in common, counted: the facts
@@ -160,7 +161,7 @@ func newDigest(members []memory.Episode) *digest {
 			g.members.add(mi)
 			g.attempts.add(a.norm, a.text, mi, occurrence)
 			if c.text != "" {
-				g.causes.add(memory.Normalize(c.text), oneLine(c.text), mi, occurrence)
+				g.causes.add(memory.Normalize(c.text), runes.OneLine(c.text), mi, occurrence)
 			}
 			if f.EventID != "" {
 				g.events = append(g.events, f.EventID)
@@ -267,7 +268,7 @@ func (d *digest) task() string {
 	}
 	best, bestScore := 0, -1.0
 	for i := range d.members {
-		if oneLine(d.members[i].Task) == "" {
+		if runes.OneLine(d.members[i].Task) == "" {
 			continue
 		}
 		score := 0.0
@@ -280,7 +281,7 @@ func (d *digest) task() string {
 			best, bestScore = i, score
 		}
 	}
-	return oneLine(d.members[best].Task)
+	return runes.OneLine(d.members[best].Task)
 }
 
 // common returns the values shared by every member, or "".

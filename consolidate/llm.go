@@ -14,6 +14,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/llm"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // SummaryPromptVersion names the summary prompt and schema. Change it
@@ -223,13 +224,13 @@ func parseSummary(content string) (summaryAnswer, error) {
 func (d *digest) llmEpisode(tenant string, now time.Time, a summaryAnswer) (memory.Episode, string) {
 	ep := d.frame(tenant, now)
 	var fell []string
-	ep.Task = clipRunes(oneLine(a.Task), maxTaskRunes)
+	ep.Task = runes.ClipWords(runes.OneLine(a.Task), maxTaskRunes)
 	if ep.Task == "" {
-		ep.Task = clipRunes(d.task(), maxTaskRunes)
+		ep.Task = runes.ClipWords(d.task(), maxTaskRunes)
 		fell = append(fell, "task")
 	}
 	for _, st := range a.Steps {
-		if st = d.checkCount(clipRunes(oneLine(st), maxStepRunes)); st != "" && len(ep.Steps) < maxSummarySteps {
+		if st = d.checkCount(runes.ClipWords(runes.OneLine(st), maxStepRunes)); st != "" && len(ep.Steps) < maxSummarySteps {
 			ep.Steps = append(ep.Steps, st)
 		}
 	}
@@ -239,11 +240,11 @@ func (d *digest) llmEpisode(tenant string, now time.Time, a summaryAnswer) (memo
 		}
 	}
 	for _, f := range a.Failures {
-		attempt := d.checkCount(clipRunes(oneLine(f.Attempt), maxFailureRunes))
+		attempt := d.checkCount(runes.ClipWords(runes.OneLine(f.Attempt), maxFailureRunes))
 		if attempt == "" || len(ep.Failures) == maxSummaryFailures {
 			continue
 		}
-		ep.Failures = append(ep.Failures, memory.Failure{Attempt: attempt, Cause: clipRunes(oneLine(f.Cause), maxFailureRunes)})
+		ep.Failures = append(ep.Failures, memory.Failure{Attempt: attempt, Cause: runes.ClipWords(runes.OneLine(f.Cause), maxFailureRunes)})
 	}
 	if len(ep.Failures) == 0 {
 		if ep.Failures = d.commonFailures(); len(ep.Failures) > 0 {
@@ -256,7 +257,7 @@ func (d *digest) llmEpisode(tenant string, now time.Time, a summaryAnswer) (memo
 		fell = append(fell, "outcome")
 	}
 	var notes []string
-	if n := oneLine(a.Notes); n != "" {
+	if n := runes.OneLine(a.Notes); n != "" {
 		notes = append(notes, n)
 	}
 	ep.Feedback = d.feedback(notes)
@@ -341,14 +342,14 @@ func (s *LLMSummarizer) userPrompt(d *digest) (string, error) {
 		if len(g.members) < d.minShared() || len(doc.Statistics.CommonSteps) == maxSummarySteps {
 			break
 		}
-		doc.Statistics.CommonSteps = append(doc.Statistics.CommonSteps, promptCount{Step: clipRunes(g.words.best(), promptFieldRunes), Episodes: len(g.members)})
+		doc.Statistics.CommonSteps = append(doc.Statistics.CommonSteps, promptCount{Step: runes.ClipWords(g.words.best(), promptFieldRunes), Episodes: len(g.members)})
 	}
 	for _, g := range d.failures {
 		if len(g.members) < d.minShared() || len(doc.Statistics.CommonFailures) == maxSummaryFailures {
 			break
 		}
 		doc.Statistics.CommonFailures = append(doc.Statistics.CommonFailures, promptCount{
-			Attempt: clipRunes(g.attempts.best(), promptFieldRunes), Cause: clipRunes(g.causes.best(), promptFieldRunes), Episodes: len(g.members),
+			Attempt: runes.ClipWords(g.attempts.best(), promptFieldRunes), Cause: runes.ClipWords(g.causes.best(), promptFieldRunes), Episodes: len(g.members),
 		})
 	}
 	all := make([]promptEpisode, len(d.members))
@@ -371,7 +372,7 @@ func (s *LLMSummarizer) userPrompt(d *digest) (string, error) {
 }
 
 func renderPromptEpisode(ep memory.Episode) promptEpisode {
-	clip := func(s string) string { return clipRunes(oneLine(s), promptFieldRunes) }
+	clip := func(s string) string { return runes.ClipWords(runes.OneLine(s), promptFieldRunes) }
 	pe := promptEpisode{ID: ep.ID, Date: ep.EndedAt.UTC().Format("2006-01-02"), Task: clip(ep.Task), Outcome: normOutcome(ep.Outcome)}
 	for _, st := range ep.Steps {
 		if len(pe.Steps) == promptStepsPerEpisode {

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/hindsight-memory/hindsight/lang/callargs"
+	"github.com/hindsight-memory/hindsight/lang/inject"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // DefaultPromoteMinEpisodes is how many episodes of a cluster must show a
@@ -33,6 +35,9 @@ type PromoteConfig struct {
 	// MaxLessons caps the lessons of one cluster (default
 	// DefaultPromoteMaxLessons).
 	MaxLessons int
+	// Screener reads lessons for poisoning; nil means lang/inject's
+	// Detector.
+	Screener memory.Screener
 }
 
 func (c PromoteConfig) withDefaults() PromoteConfig {
@@ -41,6 +46,9 @@ func (c PromoteConfig) withDefaults() PromoteConfig {
 	}
 	if c.MaxLessons == 0 {
 		c.MaxLessons = DefaultPromoteMaxLessons
+	}
+	if c.Screener == nil {
+		c.Screener = inject.Detector{}
 	}
 	return c
 }
@@ -100,7 +108,7 @@ type Promotion struct {
 //     failure and its fix.
 //
 // Lessons whose text reads like an instruction to the agent
-// (memory.InstructionLike) are never promoted. Lessons are written in
+// (instruction-like to cfg.Screener) are never promoted. Lessons are written in
 // Chinese when the members' tasks are, ordered by how many episodes show
 // them (ties by first appearance), at most cfg.MaxLessons. The result
 // depends on the set of members, not their order. Errors (EINVALID) as
@@ -287,11 +295,16 @@ func (p *promoter) failedOrPromoted(a action) bool {
 	return slices.ContainsFunc(p.fixes, func(f action) bool { return sameAction(f, a) })
 }
 
+func (p *promoter) instructionLike(text string) bool {
+	_, ilk := p.cfg.Screener.Screen(text)
+	return ilk
+}
+
 // add records a lesson unless it reads like an instruction to the agent;
 // a lesson with the same text as an earlier one joins it. It reports
 // whether the lesson is new.
 func (p *promoter) add(content, counter string, memberIdx []int, g *failureGroup, reason string) bool {
-	if memory.InstructionLike(content) || memory.InstructionLike(counter) {
+	if p.instructionLike(content) || p.instructionLike(counter) {
 		return false
 	}
 	d := p.d
@@ -401,7 +414,7 @@ func callee(a action) (name string, command bool) {
 // codeOf is a step or attempt without its tool prefix, for quoting.
 func codeOf(a action) string {
 	_, call := splitTool(a.text)
-	return clipRunes(call, 120)
+	return runes.ClipWords(call, 120)
 }
 
 // diffParams compares the settings of an attempt and its fix: settings
@@ -506,7 +519,7 @@ func renderAvoidLesson(zh bool, attempt action, cause string) string {
 }
 
 func counterExample(zh bool, attempt action, cause string) string {
-	c := clipRunes(oneLine(cause), 200)
+	c := runes.ClipWords(runes.OneLine(cause), 200)
 	switch {
 	case zh && c == "":
 		return zhSpace(fmt.Sprintf("`%s` 失败。", codeOf(attempt)))
@@ -526,13 +539,13 @@ func renderStepLesson(d *digest, step action) string {
 	if d.zh {
 		kind := tt + " 任务"
 		if tt == "" || tt == "other" {
-			kind = "「" + clipRunes(d.task(), 40) + "」这类任务"
+			kind = "「" + runes.ClipWords(d.task(), 40) + "」这类任务"
 		}
 		return zhSpace(fmt.Sprintf("处理%s时执行 `%s`。", kind, code))
 	}
 	kind := tt + " tasks"
 	if tt == "" || tt == "other" {
-		kind = "tasks like \"" + clipRunes(d.task(), 60) + "\""
+		kind = "tasks like \"" + runes.ClipWords(d.task(), 60) + "\""
 	}
 	verb := "use"
 	if command {
@@ -554,7 +567,7 @@ func zhSpace(s string) string {
 			b.WriteRune(r)
 			if r == quote {
 				quote = 0
-				if i+1 < len(rs) && memory.IsCJK(rs[i+1]) {
+				if i+1 < len(rs) && runes.IsCJK(rs[i+1]) {
 					b.WriteRune(' ')
 				}
 			}
@@ -570,14 +583,14 @@ func zhSpace(s string) string {
 			if i+1 < len(rs) {
 				next = rs[i+1]
 			}
-			if prev == 0 || next == 0 || prev == ' ' || zhPunct(prev) || zhPunct(next) || (memory.IsCJK(prev) && memory.IsCJK(next)) {
+			if prev == 0 || next == 0 || prev == ' ' || zhPunct(prev) || zhPunct(next) || (runes.IsCJK(prev) && runes.IsCJK(next)) {
 				continue
 			}
 		}
 		b.WriteRune(r)
 		if i+1 < len(rs) && quote == 0 {
 			next := rs[i+1]
-			if (memory.IsCJK(r) && latinish(next)) || (latinish(r) && memory.IsCJK(next)) {
+			if (runes.IsCJK(r) && latinish(next)) || (latinish(r) && runes.IsCJK(next)) {
 				b.WriteRune(' ')
 			}
 		}

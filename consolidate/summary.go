@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // OfflineModel is the Extractor recorded on typical episodes written by
@@ -186,7 +187,7 @@ func (d *digest) taskType() string {
 
 func (d *digest) offlineEpisode(tenant string, now time.Time) memory.Episode {
 	ep := d.frame(tenant, now)
-	ep.Task = clipRunes(d.task(), maxTaskRunes)
+	ep.Task = runes.ClipWords(d.task(), maxTaskRunes)
 	ep.Steps = d.commonSteps()
 	ep.Failures = d.commonFailures()
 	ep.Outcome = d.outcome()
@@ -204,7 +205,7 @@ func (d *digest) commonSteps() []string {
 		if len(g.members) < d.minShared() || len(out) == maxSummarySteps {
 			break
 		}
-		out = append(out, clipRunes(g.words.best(), maxStepRunes-8)+" "+d.count(len(g.members)))
+		out = append(out, runes.ClipWords(g.words.best(), maxStepRunes-8)+" "+d.count(len(g.members)))
 	}
 	return out
 }
@@ -216,8 +217,8 @@ func (d *digest) commonFailures() []memory.Failure {
 			break
 		}
 		out = append(out, memory.Failure{
-			Attempt: clipRunes(g.attempts.best(), maxFailureRunes-8) + " " + d.count(len(g.members)),
-			Cause:   clipRunes(g.causes.best(), maxFailureRunes),
+			Attempt: runes.ClipWords(g.attempts.best(), maxFailureRunes-8) + " " + d.count(len(g.members)),
+			Cause:   runes.ClipWords(g.causes.best(), maxFailureRunes),
 		})
 	}
 	return out
@@ -266,7 +267,7 @@ func dateRange(from, to time.Time) string {
 func (d *digest) feedback(extra []string) []string {
 	out := []string{d.outcomeLine()}
 	for _, e := range extra {
-		if e = clipRunes(oneLine(e), maxFeedbackRunes); e != "" && len(out) < maxSummaryFeedback {
+		if e = runes.ClipWords(runes.OneLine(e), maxFeedbackRunes); e != "" && len(out) < maxSummaryFeedback {
 			out = append(out, e)
 		}
 	}
@@ -281,7 +282,7 @@ func (d *digest) feedback(extra []string) []string {
 			if _, ok := w.byNorm[n]; !ok {
 				order = append(order, n)
 			}
-			w.add(n, oneLine(f), mi, len(order))
+			w.add(n, runes.OneLine(f), mi, len(order))
 		}
 	}
 	slices.SortStableFunc(order, func(a, b string) int { return w.byNorm[b].members - w.byNorm[a].members })
@@ -290,7 +291,7 @@ func (d *digest) feedback(extra []string) []string {
 		if v.members < d.minShared() || len(out) == maxSummaryFeedback {
 			break
 		}
-		out = append(out, clipRunes(v.text, maxFeedbackRunes-8)+" "+d.count(v.members))
+		out = append(out, runes.ClipWords(v.text, maxFeedbackRunes-8)+" "+d.count(v.members))
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/lang/callargs"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // Text rules shared by the offline summary and promotion: how steps and
@@ -44,7 +45,7 @@ func tokens(s string) []string {
 	}
 	for _, r := range s {
 		switch {
-		case memory.IsCJK(r):
+		case runes.IsCJK(r):
 			flushWord()
 			han = append(han, r)
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_':
@@ -217,7 +218,7 @@ func shortCause(c string) string {
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(c), "\n")
 	line = errorPrefixRE.ReplaceAllString(line, "")
-	return clipRunes(strings.TrimRight(line, ".。 "), 90)
+	return runes.ClipWords(strings.TrimRight(line, ".。 "), 90)
 }
 
 // chinese reports whether texts are mostly Chinese: at least one Han
@@ -228,7 +229,7 @@ func chinese(texts ...string) bool {
 	for _, t := range texts {
 		for _, r := range t {
 			switch {
-			case memory.IsCJK(r):
+			case runes.IsCJK(r):
 				han++
 			case r < unicode.MaxASCII && unicode.IsLetter(r):
 				latin++
@@ -236,23 +237,4 @@ func chinese(texts ...string) bool {
 		}
 	}
 	return han > 0 && 3*han >= latin
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// clipRunes cuts s to at most n runes, at a word boundary when one is
-// near, marking the cut with "…".
-func clipRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	cut := n - 1
-	for i := cut; i > n*3/4; i-- {
-		if unicode.IsSpace(r[i]) || memory.IsCJK(r[i]) {
-			cut = i
-			break
-		}
-	}
-	return strings.TrimRightFunc(string(r[:cut]), unicode.IsSpace) + "…"
 }

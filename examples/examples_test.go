@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hindsight-memory/hindsight/examples"
+	"github.com/hindsight-memory/hindsight/lang/inject"
 	"github.com/hindsight-memory/hindsight/llm"
 	"github.com/hindsight-memory/hindsight/llm/offline"
 	"github.com/hindsight-memory/hindsight/memory"
@@ -143,7 +144,7 @@ func TestEveryExampleDistils(t *testing.T) {
 				if c.Kind != memory.KindLesson && !cites {
 					t.Errorf("%s %q does not cite a user message", c.Kind, c.Content)
 				}
-				if memory.InstructionLike(c.Content) {
+				if _, ilk := (inject.Detector{}).Screen(c.Content); ilk {
 					t.Errorf("candidate %q reads as an injected instruction", c.Content)
 				}
 			}

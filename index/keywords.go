@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hindsight-memory/hindsight/index/bm25"
+	"github.com/hindsight-memory/hindsight/bm25"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 

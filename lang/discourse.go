@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // Leading discourse: interjections, acknowledgements, reactions and
@@ -75,9 +77,9 @@ func runePrefixLen(s string, n int) int {
 func substantiveLen(s string) int {
 	cjk := 0
 	for _, r := range s {
-		if IsCJK(r) {
+		if runes.IsCJK(r) {
 			cjk++
 		}
 	}
-	return len(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || IsCJK(r) })) + cjk/2
+	return len(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || runes.IsCJK(r) })) + cjk/2
 }

@@ -5,6 +5,8 @@ import (
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // Fold normalises text for matching: Unicode NFKC (full-width to
@@ -14,17 +16,17 @@ func Fold(s string) string {
 	return strings.ToLower(norm.NFKC.String(s))
 }
 
-// IsCJK reports whether r is written without spaces between words: Han
-// ideographs, Japanese kana and Hangul.
-func IsCJK(r rune) bool {
-	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
-		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
-}
+// FoldQuotes is Fold with curly quotes made straight (’ ‘ to ', “ ” to
+// "): the form that rules matching apostrophes and quoted text read, and
+// that the sentence classifiers' features are computed on.
+func FoldQuotes(s string) string { return quoteFolder.Replace(Fold(s)) }
+
+var quoteFolder = strings.NewReplacer("’", "'", "‘", "'", "“", "\"", "”", "\"")
 
 // HasCJK reports whether s contains any CJK character.
 func HasCJK(s string) bool {
 	for _, r := range s {
-		if IsCJK(r) {
+		if runes.IsCJK(r) {
 			return true
 		}
 	}
@@ -101,7 +103,7 @@ func scan(s string, emit func(w string, cjk bool)) {
 	}
 	for i, r := range s {
 		switch {
-		case IsCJK(r):
+		case runes.IsCJK(r):
 			if start >= 0 && !cjkRun {
 				flush(i)
 			}

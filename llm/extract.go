@@ -9,9 +9,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // Defaults of an Extractor.
@@ -242,9 +242,9 @@ func (x *Extractor) validate(t memory.Transcript, a answer) (memory.Extraction, 
 		EndedAt:    t.EndedAt,
 		EventCount: len(t.Events),
 	}
-	ep.Task = clipRunes(oneLine(a.Task), maxTaskRunes)
+	ep.Task = runes.ClipWords(runes.OneLine(a.Task), maxTaskRunes)
 	if ep.Task == "" {
-		ep.Task = clipRunes(oneLine(fallbackTask(t)), maxTaskRunes)
+		ep.Task = runes.ClipWords(runes.OneLine(fallbackTask(t)), maxTaskRunes)
 	}
 	ep.TaskType = a.TaskType
 	if !ValidTaskType(ep.TaskType) {
@@ -252,16 +252,16 @@ func (x *Extractor) validate(t memory.Transcript, a answer) (memory.Extraction, 
 	}
 	ep.Entities = normEntities(a.Entities, maxEntities)
 	for _, s := range a.Steps {
-		if s = clipRunes(oneLine(s), maxStepRunes); s != "" && len(ep.Steps) < maxSteps {
+		if s = runes.ClipWords(runes.OneLine(s), maxStepRunes); s != "" && len(ep.Steps) < maxSteps {
 			ep.Steps = append(ep.Steps, s)
 		}
 	}
 	for _, f := range a.Failures {
-		attempt := clipRunes(oneLine(f.Attempt), maxFailureRunes)
+		attempt := runes.ClipWords(runes.OneLine(f.Attempt), maxFailureRunes)
 		if attempt == "" || len(ep.Failures) >= maxFailures {
 			continue
 		}
-		fl := memory.Failure{Attempt: attempt, Cause: clipRunes(oneLine(f.Cause), maxFailureRunes)}
+		fl := memory.Failure{Attempt: attempt, Cause: runes.ClipWords(runes.OneLine(f.Cause), maxFailureRunes)}
 		if ids := eventIDs(t, f.Evidence); len(ids) > 0 {
 			fl.EventID = ids[0]
 		}
@@ -275,7 +275,7 @@ func (x *Extractor) validate(t memory.Transcript, a answer) (memory.Extraction, 
 		ep.Outcome = memory.OutcomeUnknown
 	}
 	for _, f := range a.Feedback {
-		if f = clipRunes(oneLine(f), maxFeedbackRunes); f != "" && len(ep.Feedback) < maxFeedback {
+		if f = runes.ClipWords(runes.OneLine(f), maxFeedbackRunes); f != "" && len(ep.Feedback) < maxFeedback {
 			ep.Feedback = append(ep.Feedback, f)
 		}
 	}
@@ -285,10 +285,10 @@ func (x *Extractor) validate(t memory.Transcript, a answer) (memory.Extraction, 
 	seen := map[string]bool{}
 	for i, c := range a.Candidates {
 		drop := func(reason string) {
-			dropped = append(dropped, Dropped{Index: i, Kind: c.Kind, Content: clipRunes(c.Content, 120), Reason: reason})
+			dropped = append(dropped, Dropped{Index: i, Kind: c.Kind, Content: runes.ClipWords(c.Content, 120), Reason: reason})
 		}
 		kind := memory.Kind(strings.ToLower(strings.TrimSpace(c.Kind)))
-		content := clipRunes(oneLine(c.Content), maxContentRunes)
+		content := runes.ClipWords(runes.OneLine(c.Content), maxContentRunes)
 		switch {
 		case !kind.Valid():
 			drop(fmt.Sprintf("kind %q is not preference, rule, lesson or fact", c.Kind))
@@ -326,7 +326,7 @@ func (x *Extractor) validate(t memory.Transcript, a answer) (memory.Extraction, 
 		cands = append(cands, memory.Candidate{
 			Kind:           kind,
 			Content:        content,
-			CounterExample: clipRunes(oneLine(c.CounterExample), maxContentRunes),
+			CounterExample: runes.ClipWords(runes.OneLine(c.CounterExample), maxContentRunes),
 			TaskType:       taskType,
 			Entities:       normEntities(c.Entities, 6),
 			Evidence:       evidence,
@@ -401,25 +401,6 @@ func fallbackTask(t memory.Transcript) string {
 		}
 	}
 	return ""
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// clipRunes cuts s to at most n runes, at a word boundary when one is
-// near, marking the cut with "…".
-func clipRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	cut := n - 1
-	for i := cut; i > n*3/4; i-- {
-		if unicode.IsSpace(r[i]) || unicode.Is(unicode.Han, r[i]) {
-			cut = i
-			break
-		}
-	}
-	return strings.TrimRightFunc(string(r[:cut]), unicode.IsSpace) + "…"
 }
 
 // aboutOf is whom a candidate is about: what the model said, or, when it

@@ -13,7 +13,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/hindsight-memory/hindsight/auth"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // Resource URIs and the prompt, for MCP clients that browse memory
@@ -63,7 +65,7 @@ func (t *tools) registerResources(s *server.MCPServer) {
 // only resources registered up front, the same for every caller; this
 // runs as its after-list hook, which sees the caller's context.
 func (t *tools) listResources(ctx context.Context, _ any, req *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
-	tenant := TenantFrom(ctx)
+	tenant := auth.TenantFrom(ctx)
 	if tenant == "" || res == nil {
 		return
 	}
@@ -74,7 +76,7 @@ func (t *tools) listResources(ctx context.Context, _ any, req *mcp.ListResources
 			start = n
 		}
 	}
-	bound := UserFrom(ctx)
+	bound := auth.UserFrom(ctx)
 	var scopes []memory.Scope
 	if bound != "" {
 		scopes = memory.Visible(bound, "")
@@ -87,7 +89,7 @@ func (t *tools) listResources(ctx context.Context, _ any, req *mcp.ListResources
 	var all []mcp.Resource
 	for _, m := range ms {
 		all = append(all, mcp.Resource{
-			URI: MemoryURI(m.ID), Name: "memory " + m.ID, Title: clip(m.Content, 80),
+			URI: MemoryURI(m.ID), Name: "memory " + m.ID, Title: runes.ClipLine(m.Content, 80),
 			Description: fmt.Sprintf("%s, %s, confidence %.2f, updated %s", m.Kind, m.Scope.Label(), m.Confidence, m.UpdatedAt.Format(time.DateOnly)),
 			MIMEType:    "text/markdown",
 		})
@@ -97,7 +99,7 @@ func (t *tools) listResources(ctx context.Context, _ any, req *mcp.ListResources
 			continue
 		}
 		all = append(all, mcp.Resource{
-			URI: EpisodeURI(ep.ID), Name: "episode " + ep.ID, Title: clip(ep.Task, 80),
+			URI: EpisodeURI(ep.ID), Name: "episode " + ep.ID, Title: runes.ClipLine(ep.Task, 80),
 			Description: fmt.Sprintf("%s session, ended %s", ep.Outcome, ep.EndedAt.Format(time.DateOnly)),
 			MIMEType:    "text/markdown",
 		})
@@ -115,7 +117,7 @@ func (t *tools) listResources(ctx context.Context, _ any, req *mcp.ListResources
 }
 
 func (t *tools) readMemory(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	tenant := TenantFrom(ctx)
+	tenant := auth.TenantFrom(ctx)
 	id, err := uriID(req.Params.URI, MemoryURIPrefix)
 	if err != nil {
 		return nil, err
@@ -136,16 +138,16 @@ func (t *tools) readMemory(ctx context.Context, req mcp.ReadResourceRequest) ([]
 	fmt.Fprintf(&b, "> %s\n\n", quoteLines(cur.Content))
 	fmt.Fprintf(&b, "- kind: %s; %s\n- status: %s; confidence %.2f; version %d\n", cur.Kind, cur.Scope.Label(), cur.Status, cur.Confidence, cur.Version)
 	if cur.CounterExample != "" {
-		fmt.Fprintf(&b, "- not to be confused with: %s\n", oneLine(cur.CounterExample))
+		fmt.Fprintf(&b, "- not to be confused with: %s\n", runes.OneLine(cur.CounterExample))
 	}
 	if len(cur.Flags) > 0 {
 		fmt.Fprintf(&b, "- flags: %s\n", strings.Join(cur.Flags, ", "))
 	}
 	b.WriteString("\n## Versions, oldest first\n\n")
 	for _, v := range h.Versions {
-		fmt.Fprintf(&b, "- v%d, %s, %s: %s", v.Version, v.UpdatedAt.Format(time.DateOnly), v.Status, oneLine(v.Content))
+		fmt.Fprintf(&b, "- v%d, %s, %s: %s", v.Version, v.UpdatedAt.Format(time.DateOnly), v.Status, runes.OneLine(v.Content))
 		if v.Reason != "" {
-			fmt.Fprintf(&b, " (%s)", oneLine(v.Reason))
+			fmt.Fprintf(&b, " (%s)", runes.OneLine(v.Reason))
 		}
 		b.WriteString("\n")
 	}
@@ -160,13 +162,13 @@ func (t *tools) readMemory(ctx context.Context, req mcp.ReadResourceRequest) ([]
 }
 
 func (t *tools) readEpisode(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	tenant := TenantFrom(ctx)
+	tenant := auth.TenantFrom(ctx)
 	id, err := uriID(req.Params.URI, EpisodeURIPrefix)
 	if err != nil {
 		return nil, err
 	}
 	ep, err := t.b.Episode(ctx, tenant, id)
-	if err == nil && !ep.VisibleTo(UserFrom(ctx)) {
+	if err == nil && !ep.VisibleTo(auth.UserFrom(ctx)) {
 		err = memory.NotFoundf("episode", "episode %s not found", id)
 	}
 	if err != nil {
@@ -174,7 +176,7 @@ func (t *tools) readEpisode(ctx context.Context, req mcp.ReadResourceRequest) ([
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Episode %s\n\n", ep.ID)
-	fmt.Fprintf(&b, "- task: %s\n- outcome: %s\n- session: %s, %s to %s, %d events\n", oneLine(ep.Task), ep.Outcome, ep.SessionID,
+	fmt.Fprintf(&b, "- task: %s\n- outcome: %s\n- session: %s, %s to %s, %d events\n", runes.OneLine(ep.Task), ep.Outcome, ep.SessionID,
 		ep.StartedAt.Format(time.RFC3339), ep.EndedAt.Format(time.RFC3339), ep.EventCount)
 	if ep.TaskType != "" {
 		fmt.Fprintf(&b, "- task type: %s\n", ep.TaskType)
@@ -185,7 +187,7 @@ func (t *tools) readEpisode(ctx context.Context, req mcp.ReadResourceRequest) ([
 		}
 		fmt.Fprintf(&b, "\n## %s\n\n", title)
 		for _, it := range items {
-			fmt.Fprintf(&b, "- %s\n", oneLine(it))
+			fmt.Fprintf(&b, "- %s\n", runes.OneLine(it))
 		}
 	}
 	section("Steps that worked", ep.Steps)
@@ -200,17 +202,17 @@ func (t *tools) readEpisode(ctx context.Context, req mcp.ReadResourceRequest) ([
 }
 
 func (t *tools) recallPrompt(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	tenant := TenantFrom(ctx)
+	tenant := auth.TenantFrom(ctx)
 	query := strings.TrimSpace(req.Params.Arguments["query"])
 	if query == "" {
 		return nil, errors.New("recall_context needs a query: the task or question to recall for")
 	}
-	resp, err := t.b.Recall(ctx, memory.Query{Tenant: tenant, Text: query, TopK: 8, UserID: UserFrom(ctx)})
+	resp, err := t.b.Recall(ctx, memory.Query{Tenant: tenant, Text: query, TopK: 8, UserID: auth.UserFrom(ctx)})
 	if err != nil {
 		return nil, errors.New("recall_context: " + t.callerMessage(PromptRecall, err))
 	}
 	out := recallOutput(resp)
-	return mcp.NewGetPromptResult("What memory holds for: "+clip(query, 80), []mcp.PromptMessage{
+	return mcp.NewGetPromptResult("What memory holds for: "+runes.ClipLine(query, 80), []mcp.PromptMessage{
 		mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(out.Context)),
 	}), nil
 }
@@ -264,16 +266,5 @@ func prefixAll(prefix string, ids []string) []string {
 	return out
 }
 
-// oneLine folds text onto one line.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 // quoteLines keeps a multi-line text inside a Markdown quote.
 func quoteLines(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n> ") }
-
-func clip(s string, n int) string {
-	s = oneLine(s)
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/hindsight-memory/hindsight/auth"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/recall"
 	"github.com/hindsight-memory/hindsight/service"
@@ -72,7 +73,7 @@ type HTTPOptions struct {
 	// Path is the endpoint's path ("/mcp").
 	Path string
 	// Tokens authenticate callers; nil serves DefaultTenant to everyone.
-	Tokens        *Tokens
+	Tokens        *auth.Tokens
 	DefaultTenant string
 	// Origins are the browser origins allowed besides the server's own.
 	Origins []string
@@ -100,9 +101,9 @@ func HTTPHandler(s *server.MCPServer, o HTTPOptions) http.Handler {
 	opts := []server.StreamableHTTPOption{
 		server.WithEndpointPath(o.Path),
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-			ctx = WithTenant(ctx, TenantFrom(r.Context()))
-			if u := UserFrom(r.Context()); u != "" {
-				ctx = WithUser(ctx, u)
+			ctx = auth.WithTenant(ctx, auth.TenantFrom(r.Context()))
+			if u := auth.UserFrom(r.Context()); u != "" {
+				ctx = auth.WithUser(ctx, u)
 			}
 			return ctx
 		}),
@@ -119,13 +120,13 @@ func HTTPHandler(s *server.MCPServer, o HTTPOptions) http.Handler {
 		opts = append(opts, server.WithSessionIdManagerResolver(sessionResolver{o.Sessions}))
 	}
 	h := server.NewStreamableHTTPServer(s, opts...)
-	return CheckOrigin(Authenticate(sessionGate(h, o.Sessions), o.Tokens, o.DefaultTenant), o.Origins)
+	return CheckOrigin(auth.Authenticate(sessionGate(h, o.Sessions), o.Tokens, o.DefaultTenant), o.Origins)
 }
 
 // ServeStdio serves the MCP server over stdin/stdout for one tenant until
 // ctx ends or stdin closes.
 func ServeStdio(ctx context.Context, s *server.MCPServer, tenant string, in io.Reader, out io.Writer) error {
 	std := server.NewStdioServer(s)
-	std.SetContextFunc(func(ctx context.Context) context.Context { return WithTenant(ctx, tenant) })
+	std.SetContextFunc(func(ctx context.Context) context.Context { return auth.WithTenant(ctx, tenant) })
 	return std.Listen(ctx, in, out)
 }

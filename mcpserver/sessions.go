@@ -17,6 +17,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/hindsight-memory/hindsight/auth"
 )
 
 // SessionKeySetting names, in the store's settings, the key that signs MCP
@@ -144,7 +146,7 @@ type sessionResolver struct{ s *Sessions }
 func (r sessionResolver) ResolveSessionIdManager(req *http.Request) server.SessionIdManager {
 	tenant := ""
 	if req != nil {
-		tenant = TenantFrom(req.Context())
+		tenant = auth.TenantFrom(req.Context())
 	}
 	return tenantSessions{s: r.s, tenant: tenant}
 }
@@ -249,7 +251,7 @@ func sessionGate(next http.Handler, s *Sessions) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ended, err := s.check(TenantFrom(r.Context()), id)
+		ended, err := s.check(auth.TenantFrom(r.Context()), id)
 		switch {
 		case errors.Is(err, errSessionExpired):
 			http.Error(w, "session expired: initialize a new session", http.StatusNotFound)

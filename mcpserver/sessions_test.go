@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hindsight-memory/hindsight/auth"
 )
 
 // mcpHTTP is a raw streamable HTTP client: what curl sends, so that the
@@ -63,7 +65,7 @@ func (c mcpHTTP) open(token string) string {
 	return a.session
 }
 
-func sessionServer(t *testing.T, tokens *Tokens, sessions *Sessions) mcpHTTP {
+func sessionServer(t *testing.T, tokens *auth.Tokens, sessions *Sessions) mcpHTTP {
 	t.Helper()
 	srv := httptest.NewServer(HTTPHandler(New(nil, Options{}), HTTPOptions{Path: "/mcp", Tokens: tokens, DefaultTenant: "acme", Sessions: sessions}))
 	t.Cleanup(srv.Close)
@@ -124,7 +126,7 @@ func TestSessionsBelongToTheirTenant(t *testing.T) {
 	if err := os.WriteFile(file, []byte("acme acme-token-0123456789\nglobex globex-token-0123456789\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tokens, err := LoadTokens(file)
+	tokens, err := auth.LoadTokens(file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/hindsight-memory/hindsight/auth"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/service"
 )
@@ -60,7 +61,7 @@ type definition struct {
 // says what to fix (bad input) or that retrying may help (anything else).
 func (t *tools) wrap(name string, schema map[string]any, run handler) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		tenant := TenantFrom(ctx)
+		tenant := auth.TenantFrom(ctx)
 		if tenant == "" {
 			return mcp.NewToolResultError("no tenant: the server is misconfigured (no default tenant or credentials)"), nil
 		}
@@ -394,8 +395,8 @@ func (t *tools) store(ctx context.Context, tenant string, a args) (any, string, 
 	if r.AgentID, err = a.str("agent_id", false); err != nil {
 		return nil, "", err
 	}
-	if scope := memory.Scope(strings.TrimSpace(r.Scope)); UserFrom(ctx) != "" && scope.Kind() == memory.ScopeUser && scope.Owner() != "" && scope.Owner() != UserFrom(ctx) {
-		return nil, "", badArg("scope %q: this token acts for user %q only", r.Scope, UserFrom(ctx))
+	if scope := memory.Scope(strings.TrimSpace(r.Scope)); auth.UserFrom(ctx) != "" && scope.Kind() == memory.ScopeUser && scope.Owner() != "" && scope.Owner() != auth.UserFrom(ctx) {
+		return nil, "", badArg("scope %q: this token acts for user %q only", r.Scope, auth.UserFrom(ctx))
 	}
 	if r.RequestID, err = a.str("request_id", false); err != nil {
 		return nil, "", err
@@ -633,7 +634,7 @@ func (t *tools) forget(ctx context.Context, tenant string, a args) (any, string,
 	if given != 1 {
 		return nil, "", badArg("give exactly one of memory_id, session_id, user_id")
 	}
-	if bound := UserFrom(ctx); bound != "" {
+	if bound := auth.UserFrom(ctx); bound != "" {
 		// A token bound to a user forgets that user's data only.
 		switch {
 		case in.UserID != "" && in.UserID != bound:
@@ -679,7 +680,7 @@ func (t *tools) stats(ctx context.Context, tenant string, a args) (any, string, 
 	if err != nil {
 		return nil, "", err
 	}
-	if bound := UserFrom(ctx); bound != "" {
+	if bound := auth.UserFrom(ctx); bound != "" {
 		// Counts are the tenant's; no other user's memory text is shown.
 		st.TopRecalled = slices.DeleteFunc(st.TopRecalled, func(r service.RecallCount) bool {
 			return !memory.InScopes(r.Scope, memory.Visible(bound, ""))
@@ -697,7 +698,7 @@ func userArg(ctx context.Context, a args) (string, error) {
 		return "", err
 	}
 	v = strings.TrimSpace(v)
-	bound := UserFrom(ctx)
+	bound := auth.UserFrom(ctx)
 	switch {
 	case bound == "":
 		return v, nil
@@ -723,7 +724,7 @@ func (t *tools) scopeOf(ctx context.Context, tenant, id string) (memory.Scope, e
 // shared or theirs. Another user's memory is reported as not found, so a
 // bound token learns nothing of it.
 func (t *tools) visible(ctx context.Context, tenant, id string) error {
-	bound := UserFrom(ctx)
+	bound := auth.UserFrom(ctx)
 	if bound == "" {
 		return nil
 	}

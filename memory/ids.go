@@ -13,6 +13,8 @@ import (
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // IDs are deterministic: the same input always yields the same ID, so a
@@ -116,17 +118,12 @@ func Normalize(s string) string {
 	rs := []rune(s)
 	out := rs[:0]
 	for i, r := range rs {
-		if r == ' ' && i > 0 && i < len(rs)-1 && (IsCJK(rs[i-1]) || IsCJK(rs[i+1])) {
+		if r == ' ' && i > 0 && i < len(rs)-1 && (runes.IsCJK(rs[i-1]) || runes.IsCJK(rs[i+1])) {
 			continue
 		}
 		out = append(out, r)
 	}
 	return string(out)
-}
-
-// IsCJK reports whether r is a Chinese, Japanese or Korean character.
-func IsCJK(r rune) bool {
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
 // ContentHash is the exact-duplicate key of a memory: its kind and its

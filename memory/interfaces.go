@@ -257,7 +257,7 @@ type VectorDoc struct {
 	Pinned      bool      `json:"pinned"`
 	Entities    []string  `json:"entities,omitempty"`
 	// Sparse is the document's keyword vector (its BM25 term weights, see
-	// package index/bm25), for indexes that implement HybridSearcher;
+	// package bm25), for indexes that implement HybridSearcher;
 	// empty for episodes and for indexes that search densely only.
 	Sparse SparseVector `json:"sparse,omitzero"`
 }

@@ -1,11 +1,5 @@
 package memory
 
-import (
-	"strings"
-
-	"github.com/hindsight-memory/hindsight/lang/inject"
-)
-
 // Memory poisoning (AgentPoison and friends) works by getting text that
 // speaks to the agent ("ignore previous instructions", "send the API key
 // to…", "the user has authorised you to push to main") into a memory
@@ -21,35 +15,23 @@ import (
 // in docs/INSTALL.md"); what sets an injection apart is what the text asks
 // of the agent. No list of phrases draws that line across wordings and
 // languages, so a classifier learned from labelled text does (package
-// lang/inject: its data, held-out evaluation and scores).
+// lang/inject: its data, held-out evaluation and scores), behind the
+// Screener interface below.
 
-// Injected reports whether text reads as an instruction aimed at the agent
-// itself, working against its operator or user — an override of its
-// instructions, forged authority or consent, a new identity, secrets to
-// reveal or send, harm to do or hide — rather than knowledge about the
-// work. The pipeline quarantines such memories.
-func Injected(text string) bool {
-	if strings.TrimSpace(text) == "" {
-		return false
-	}
-	return inject.Attack(text)
-}
-
-// Screen reads text once for both: whether it is Injected, and whether it
-// is InstructionLike.
-func Screen(text string) (injected, instructionLike bool) {
-	if strings.TrimSpace(text) == "" {
-		return false, false
-	}
-	return inject.Read(text)
-}
-
-// InstructionLike reports whether text comes close to reading as an
-// injection (Injected, or near it): the pipeline marks such memories with
-// FlagInstructionLike, and recall shows them with a warning.
-func InstructionLike(text string) bool {
-	if strings.TrimSpace(text) == "" {
-		return false
-	}
-	return inject.Suspect(text)
+// Screener reads memory text for poisoning. The pipeline screens every
+// text it stores and recall every text it returns (lang/inject is the
+// implementation every process uses; the composition root passes it).
+type Screener interface {
+	// Screen reports whether text reads as an instruction aimed at the
+	// agent itself, working against its operator or user — an override of
+	// its instructions, forged authority or consent, a new identity,
+	// secrets to reveal or send, harm to do or hide — rather than
+	// knowledge about the work (injected: the pipeline quarantines it), and
+	// whether it comes close to reading so (instructionLike: the pipeline
+	// flags it FlagInstructionLike and recall shows it with a warning).
+	// Every injected text is instruction-like; blank text is neither. It
+	// is deterministic and does no I/O, so workflow code and its replays
+	// may call it, and it never fails: a screener that cannot read text
+	// calls it injected.
+	Screen(text string) (injected, instructionLike bool)
 }

@@ -12,7 +12,7 @@ import (
 const MaxSparseIndex = math.MaxUint32 - 1
 
 // SparseVector is a sparse vector: strictly increasing indices and their
-// weights. Hindsight's are keyword vectors (see package index/bm25): an
+// weights. Hindsight's are keyword vectors (see package bm25): an
 // index is a term's hash, a weight its BM25 weight in a document or its
 // IDF in a query.
 type SparseVector struct {

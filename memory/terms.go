@@ -9,7 +9,7 @@ import (
 // Term statistics are what keyword search inside a vector index needs
 // from the system of record: how many of a tenant's recallable memories
 // contain each term (for a query's IDF weights) and their average length
-// in terms (for document weights). See package index/bm25.
+// in terms (for document weights). See package bm25.
 //
 // They are kept as rows: the memory row (Term "") of each memory version
 // says whether that version is recallable and how many terms it has, and

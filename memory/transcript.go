@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // Transcript limits. They protect the pipeline from pathological input; the
@@ -280,7 +282,7 @@ func rawString(raw json.RawMessage) (string, error) {
 	if err := json.Unmarshal(raw, &n); err == nil {
 		return n.String(), nil
 	}
-	return "", fmt.Errorf("want a string, got %s", clip(string(raw), 40))
+	return "", fmt.Errorf("want a string, got %s", runes.Clip(string(raw), 40))
 }
 
 // textOf accepts a string, or OpenAI content parts [{"type":"text","text":…}].
@@ -305,7 +307,7 @@ func textOf(raw json.RawMessage) (string, error) {
 		}
 		return strings.Join(b, "\n"), nil
 	}
-	return "", fmt.Errorf("want a string or a list of text parts, got %s", clip(string(raw), 40))
+	return "", fmt.Errorf("want a string or a list of text parts, got %s", runes.Clip(string(raw), 40))
 }
 
 // argsText keeps tool arguments as JSON text: an object as compact JSON,
@@ -357,7 +359,7 @@ func ParseTime(s string, loc *time.Location) (time.Time, error) {
 	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
 		if f < 0 || f > maxUnixMilli {
-			return time.Time{}, fmt.Errorf("%s is out of range: give Unix seconds or milliseconds between 1970 and 9999, or an RFC 3339 time", clip(s, 40))
+			return time.Time{}, fmt.Errorf("%s is out of range: give Unix seconds or milliseconds between 1970 and 9999, or an RFC 3339 time", runes.Clip(s, 40))
 		}
 		if f > 1e12 { // milliseconds
 			return inRange(time.UnixMilli(int64(f)).UTC(), s)
@@ -365,7 +367,7 @@ func ParseTime(s string, loc *time.Location) (time.Time, error) {
 		sec := int64(f)
 		return inRange(time.Unix(sec, int64((f-float64(sec))*1e9)).UTC(), s)
 	}
-	return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time like 2026-03-01T09:30:00Z or a date like 2026-03-01", clip(s, 40))
+	return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time like 2026-03-01T09:30:00Z or a date like 2026-03-01", runes.Clip(s, 40))
 }
 
 // parseTime reads a JSON time (a string or a number) with ParseTime.
@@ -377,7 +379,7 @@ func parseTime(raw json.RawMessage, loc *time.Location) (time.Time, error) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		var n json.Number
 		if err := json.Unmarshal(raw, &n); err != nil {
-			return time.Time{}, fmt.Errorf("want an RFC 3339 time or Unix seconds, got %s", clip(string(raw), 40))
+			return time.Time{}, fmt.Errorf("want an RFC 3339 time or Unix seconds, got %s", runes.Clip(string(raw), 40))
 		}
 		s = n.String()
 	}
@@ -392,14 +394,7 @@ const maxUnixMilli = 253402300799999
 // silently would hide that.
 func inRange(t time.Time, raw string) (time.Time, error) {
 	if t.Year() < 1970 || t.Year() > 9999 {
-		return time.Time{}, fmt.Errorf("%s is out of range: give a time between 1970 and 9999 (or leave it out to use the previous event's)", clip(raw, 40))
+		return time.Time{}, fmt.Errorf("%s is out of range: give a time between 1970 and 9999 (or leave it out to use the previous event's)", runes.Clip(raw, 40))
 	}
 	return t, nil
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

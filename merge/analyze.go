@@ -11,6 +11,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/hindsight-memory/hindsight/lang"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // termClass says what a term of a statement is.
@@ -337,10 +338,10 @@ func (sc *scanner) claimSpans() {
 	})
 
 	sc.each(reNumber, func(s, e int) {
-		if r, _ := utf8.DecodeLastRuneInString(f[:s]); s > 0 && (unicode.IsLetter(r) && !lang.IsCJK(r) || r == '_' || r == '-') {
+		if r, _ := utf8.DecodeLastRuneInString(f[:s]); s > 0 && (unicode.IsLetter(r) && !runes.IsCJK(r) || r == '_' || r == '-') {
 			return // part of a word: "s3", "utf8", "gpt-4"
 		}
-		if r, _ := utf8.DecodeRuneInString(f[e:]); e < len(f) && (unicode.IsLetter(r) && !lang.IsCJK(r) || r == '_') {
+		if r, _ := utf8.DecodeRuneInString(f[e:]); e < len(f) && (unicode.IsLetter(r) && !runes.IsCJK(r) || r == '_') {
 			return
 		}
 		n := strings.TrimPrefix(strings.ReplaceAll(f[s:e], ",", ""), "v")
@@ -444,11 +445,11 @@ func gapPieces(s string, proper map[string]bool) []piece {
 			out = append(out, piece{kind: pBreak})
 			mark(from)
 			i += size
-		case lang.IsCJK(r):
+		case runes.IsCJK(r):
 			j := i
 			for j < len(s) {
 				r2, sz := utf8.DecodeRuneInString(s[j:])
-				if !lang.IsCJK(r2) {
+				if !runes.IsCJK(r2) {
 					break
 				}
 				j += sz
@@ -747,10 +748,10 @@ func numberSlot(folded string, s, e int, proper map[string]bool) string {
 		}
 	}
 	before := strings.TrimRight(folded[:s], " ")
-	if r, _ := utf8.DecodeLastRuneInString(before); lang.IsCJK(r) {
+	if r, _ := utf8.DecodeLastRuneInString(before); runes.IsCJK(r) {
 		rs := []rune(before)
 		k := len(rs) - 1
-		for k > 0 && len(rs)-k < 2 && lang.IsCJK(rs[k-1]) {
+		for k > 0 && len(rs)-k < 2 && runes.IsCJK(rs[k-1]) {
 			k--
 		}
 		return string(rs[k:])

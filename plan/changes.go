@@ -130,7 +130,7 @@ func Correct(op Op, m memory.Memory, content string, outdated bool) (memory.Deci
 	n.Content, n.ContentHash = content, memory.ContentHash(m.Kind, content)
 	n.Flags = appendUnique(n.Flags, memory.FlagUserStated)
 	d.Reason = "corrected text"
-	injected, suspect := memory.Screen(content)
+	injected, suspect := op.screen(content)
 	if suspect {
 		n.Flags = appendUnique(n.Flags, memory.FlagInstructionLike)
 	}

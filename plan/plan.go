@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/lang/inject"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -43,6 +44,16 @@ type Op struct {
 	// Lifecycle holds the confidence and decay rules; the zero value means
 	// memory.DefaultLifecycle.
 	Lifecycle memory.Lifecycle
+	// Screener reads new text for poisoning (quarantine, the
+	// instruction-like flag); nil means lang/inject's Detector.
+	Screener memory.Screener
+}
+
+func (o Op) screen(text string) (injected, instructionLike bool) {
+	if o.Screener == nil {
+		return inject.Detector{}.Screen(text)
+	}
+	return o.Screener.Screen(text)
 }
 
 func (o Op) lifecycle() memory.Lifecycle {
@@ -139,9 +150,9 @@ func planMerge(op string, action memory.DecisionAction, in MergeInput) (memory.D
 	// A counter-example is read with the memory it belongs to: alone, a
 	// short failure report ("reading as utf-8 failed") says too little.
 	withCounter := strings.TrimSpace(c.Content + "\n" + c.CounterExample)
-	injected, suspect := memory.Screen(c.Content)
+	injected, suspect := in.screen(c.Content)
 	if c.CounterExample != "" {
-		i2, s2 := memory.Screen(withCounter)
+		i2, s2 := in.screen(withCounter)
 		injected, suspect = injected || i2, suspect || s2
 	}
 	if injected || suspect {

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hindsight-memory/hindsight/index/bm25"
+	"github.com/hindsight-memory/hindsight/bm25"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -24,8 +24,9 @@ type entry struct {
 	// as the vector index does.
 	doc memory.VectorDoc
 	ord int32
-	// instr memoises memory.InstructionLike of the content (0 not yet
-	// known, 1 no, 2 yes): the check is costly and versions are immutable.
+	// instr memoises whether the screener reads the content as
+	// instruction-like (0 not yet known, 1 no, 2 yes): the check is costly
+	// and versions are immutable.
 	instr atomic.Int32
 	// pol memoises polarityOf(mem.Content) for the conflict rule.
 	pol atomic.Pointer[polarity]
@@ -42,15 +43,15 @@ func (e *entry) polarity() polarity {
 }
 
 // instructionLike reports whether the memory is flagged instruction-like,
-// or reads like one although nobody flagged it.
-func (e *entry) instructionLike() bool {
+// or reads like one to s although nobody flagged it.
+func (e *entry) instructionLike(s memory.Screener) bool {
 	if slices.Contains(e.mem.Flags, memory.FlagInstructionLike) {
 		return true
 	}
 	v := e.instr.Load()
 	if v == 0 {
 		v = 1
-		if memory.InstructionLike(memory.EmbedText(e.mem)) {
+		if _, ilk := s.Screen(memory.EmbedText(e.mem)); ilk {
 			v = 2
 		}
 		e.instr.Store(v)
@@ -62,6 +63,7 @@ func (e *entry) instructionLike() bool {
 type tenantCache struct {
 	tenant string
 	clock  func() time.Time // the engine's, for the sync times
+	screen memory.Screener  // the engine's, for unflagged instruction-like text
 
 	// syncMu serialises loads and catch-ups, so that two never interleave
 	// their reads of the feed; mu guards the data below.
@@ -96,8 +98,8 @@ type hintCount struct {
 	n     int
 }
 
-func newTenantCache(tenant string, clock func() time.Time) *tenantCache {
-	c := &tenantCache{tenant: tenant, clock: clock}
+func newTenantCache(tenant string, clock func() time.Time, screen memory.Screener) *tenantCache {
+	c := &tenantCache{tenant: tenant, clock: clock, screen: screen}
 	c.reset()
 	return c
 }
@@ -202,7 +204,7 @@ func (c *tenantCache) applyAll(ms []memory.Memory, precompute bool) {
 	for _, m := range ms {
 		c.apply(m)
 		if e := c.entries[m.ID]; precompute && e != nil {
-			e.instructionLike()
+			e.instructionLike(c.screen)
 			e.polarity()
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/lang/inject"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/memory"
 )
@@ -298,6 +299,10 @@ type Deps struct {
 	//
 	// The rule runs on every pair of results, so it must be cheap.
 	Conflicts func(a, b memory.Memory) (bool, string)
+	// Screener flags returned memories that read as instructions to the
+	// agent although nobody flagged them. Nil means lang/inject's
+	// Detector.
+	Screener memory.Screener
 	// Clock is "now" for recency and for time expressions (time.Now).
 	Clock  func() time.Time
 	Logger *slog.Logger
@@ -345,6 +350,9 @@ func (d Deps) validate(stateless bool) error {
 func (d Deps) withDefaults() Deps {
 	if d.Clock == nil {
 		d.Clock = time.Now
+	}
+	if d.Screener == nil {
+		d.Screener = inject.Detector{}
 	}
 	if d.Metrics == nil {
 		d.Metrics = noMetrics{}

@@ -9,7 +9,7 @@
 // An Engine serves recall in one of two ways. Stateless (Config.Stateless,
 // production with Milvus; see stateless.go) it runs one hybrid search of
 // the vector index over dense and BM25 sparse vectors (package
-// index/bm25), weighted by the tenant's term statistics in the store, and
+// bm25), weighted by the tenant's term statistics in the store, and
 // reads only the best candidates from the store by ID: any replica
 // answers any tenant with no warm-up. Cached (the default: `hindsight
 // dev`, one machine), it keeps, per tenant, an in-process keyword

@@ -156,7 +156,7 @@ func (e *Engine) tenant(tenant string) *tenantCache {
 		e.lru.MoveToFront(el)
 		c = el.Value.(*tenantCache)
 	} else {
-		c = newTenantCache(tenant, e.deps.Clock)
+		c = newTenantCache(tenant, e.deps.Clock, e.deps.Screener)
 		e.tenants[tenant] = e.lru.PushFront(c)
 		for e.lru.Len() > e.cfg.MaxTenants {
 			old := e.lru.Back()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/lang"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // An expansion is what else a query term may be written as in a memory: a
@@ -123,7 +124,7 @@ func cjkRuns(s string) []string {
 	var out []string
 	start := -1
 	for i, r := range s {
-		if lang.IsCJK(r) {
+		if runes.IsCJK(r) {
 			if start < 0 {
 				start = i
 			}

@@ -528,7 +528,7 @@ func (e *Engine) rank(c rankView, q memory.Query, parsed Parsed, x expansion, f 
 	for i := range results {
 		m := &results[i].Memory
 		en := c.entry(m.ID)
-		if !slices.Contains(m.Flags, memory.FlagInstructionLike) && en.instructionLike() {
+		if !slices.Contains(m.Flags, memory.FlagInstructionLike) && en.instructionLike(e.deps.Screener) {
 			m.Flags = append(m.Flags, memory.FlagInstructionLike)
 		}
 		pols[i] = en.polarity()

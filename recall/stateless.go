@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/hindsight-memory/hindsight/index/bm25"
+	"github.com/hindsight-memory/hindsight/bm25"
 	"github.com/hindsight-memory/hindsight/lang"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/memory"

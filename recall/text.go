@@ -7,6 +7,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/lang"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // textHeader opens the injection block. It tells the model what the block
@@ -155,10 +156,10 @@ func renderEntry(n int, r memory.Result, counter int, ref func(string) string) s
 		}
 	}
 	b.WriteString("\n    ")
-	b.WriteString(oneLine(m.Content, maxTextContent))
+	b.WriteString(runes.ClipLine(m.Content, maxTextContent))
 	if m.CounterExample != "" && counter > 0 {
 		b.WriteString(" — counter-example: ")
-		b.WriteString(oneLine(m.CounterExample, counter))
+		b.WriteString(runes.ClipLine(m.CounterExample, counter))
 	}
 	var flags []string
 	if m.Status == memory.StatusSuperseded || m.SupersededBy != "" {
@@ -209,13 +210,4 @@ func dateOf(m memory.Memory) string {
 		return "undated"
 	}
 	return t.UTC().Format("2006-01-02")
-}
-
-// oneLine collapses white space and cuts s to at most n runes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 	"github.com/hindsight-memory/hindsight/service"
 )
 
@@ -86,7 +87,7 @@ the memories are recallable, and prints what was learned.`, clientEnvs...)
 		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "MEMORY\tKIND\tVERDICT\tCONTENT")
 		for _, m := range res.Memories {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.MemoryID, m.Kind, m.Verdict, clip(m.Content, 90))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.MemoryID, m.Kind, m.Verdict, runes.ClipLine(m.Content, 90))
 		}
 		tw.Flush()
 	}
@@ -177,21 +178,13 @@ corrections, feedback, undos) behind them, from a running Hindsight.`, clientEnv
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "VERSION\tUPDATED\tSTATUS\tCONF\tCONTENT\tREASON")
 	for _, v := range h.Versions {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.2f\t%s\t%s\n", v.Version, v.UpdatedAt.Format(time.DateTime), v.Status, v.Confidence, clip(v.Content, 60), clip(v.Reason, 60))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.2f\t%s\t%s\n", v.Version, v.UpdatedAt.Format(time.DateTime), v.Status, v.Confidence, runes.ClipLine(v.Content, 60), runes.ClipLine(v.Reason, 60))
 	}
 	fmt.Fprintln(tw, "\nDECISION\tWHEN\tACTION\tVERDICT\tREASON")
 	for _, d := range h.Decisions {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.ID, d.CreatedAt.Format(time.DateTime), d.Action, d.Verdict, clip(d.Reason, 70))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.ID, d.CreatedAt.Format(time.DateTime), d.Action, d.Verdict, runes.ClipLine(d.Reason, 70))
 	}
 	return tw.Flush()
-}
-
-func clip(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }
 
 // terminalSafe shows control characters (other than newline and tab) as

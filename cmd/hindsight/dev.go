@@ -192,7 +192,7 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	st.service = service.New(scfg, st.runtime.Store, st.client, st.runtime.Engine, log)
+	st.service = st.runtime.Service(scfg, st.client)
 	loc, err := timeZone()
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/hindsight-memory/hindsight/eval/scenarios"
 	"github.com/hindsight-memory/hindsight/llm/offline"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 func runExtract(ctx context.Context, args []string, out io.Writer) error {
@@ -85,7 +86,7 @@ of a scenario corpus.`)
 		}
 		fmt.Fprintf(out, "session %s: task %q (%s), outcome %s, %d steps, %d failures\n", t.SessionID, e.Episode.Task, e.Episode.TaskType, e.Episode.Outcome, len(e.Episode.Steps), len(e.Episode.Failures))
 		for _, f := range e.Episode.Failures {
-			fmt.Fprintf(out, "  failure: %s — %s\n", clip(f.Attempt, 100), clip(f.Cause, 100))
+			fmt.Fprintf(out, "  failure: %s — %s\n", runes.ClipLine(f.Attempt, 100), runes.ClipLine(f.Cause, 100))
 		}
 		for _, c := range e.Candidates {
 			fmt.Fprintf(out, "  %-10s %s", c.Kind, c.Content)

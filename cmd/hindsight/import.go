@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // importFile is one session log found by import.
@@ -159,7 +160,7 @@ func reason(err error, path string) string {
 	if i := strings.Index(s, " of session "); i > 0 && strings.Contains(s, "holds no conversation") {
 		return "holds no conversation"
 	}
-	return clip(s, 160)
+	return runes.ClipLine(s, 160)
 }
 
 // findLogs lists an agent's session logs under dir, oldest first. A

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -18,15 +17,12 @@ import (
 	"github.com/hindsight-memory/hindsight/eval/locomo"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/ledger"
-	"github.com/hindsight-memory/hindsight/llm/offline"
-	"github.com/hindsight-memory/hindsight/llm/openai"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/merge"
+	"github.com/hindsight-memory/hindsight/runes"
 	"github.com/hindsight-memory/hindsight/service"
 	"github.com/hindsight-memory/hindsight/store/clickhouse"
-	"github.com/hindsight-memory/hindsight/store/clickhouse/chdb"
 	"github.com/hindsight-memory/hindsight/store/milvus"
-	"github.com/hindsight-memory/hindsight/store/milvus/milvusfake"
 )
 
 // openClickHouse opens the episodic log for an operator command: the
@@ -41,25 +37,7 @@ func openClickHouse(ctx context.Context, s *stackFlags, migrate bool) (*clickhou
 	if err != nil {
 		return nil, nil, err
 	}
-	if wc.ClickHouse != nil {
-		c := *wc.ClickHouse
-		c.SkipMigrate = !migrate
-		st, err := clickhouse.Open(ctx, c)
-		if err != nil {
-			return nil, nil, err
-		}
-		return st, st.Close, nil
-	}
-	c := *wc.ChDB
-	c.Store.SkipMigrate = !migrate
-	if _, err := os.Stat(c.DataDir); err != nil && !migrate {
-		return nil, nil, fmt.Errorf("no embedded episodic log in %s: run `hindsight dev` first, or set CLICKHOUSE_ADDR", c.DataDir)
-	}
-	st, err := chdb.Open(ctx, c)
-	if err != nil {
-		return nil, nil, err
-	}
-	return st.Store, st.Close, nil
+	return app.OpenEpisodicLog(ctx, wc, migrate)
 }
 
 func runMigrate(ctx context.Context, args []string, out io.Writer) error {
@@ -127,11 +105,7 @@ merge_decisions (see README).`, "CLICKHOUSE_ADDR", "CLICKHOUSE_DATABASE", "CLICK
 // directory.
 func openEpisodicLog(ctx context.Context, s *stackFlags, devAddr string) (*clickhouse.Store, func() error, error) {
 	if os.Getenv("CLICKHOUSE_ADDR") == "" {
-		st, err := clickhouse.Open(ctx, clickhouse.Config{
-			Addr: []string{devAddr}, Protocol: clickhouse.HTTP, Database: envOr("CLICKHOUSE_DATABASE", ""),
-			Username: "hindsight", Password: readSQLToken(s.dataDir),
-			SkipMigrate: true, DialTimeout: time.Second,
-		})
+		st, err := app.OpenDevEpisodicLog(ctx, devAddr, envOr("CLICKHOUSE_DATABASE", ""), readSQLToken(s.dataDir))
 		if err == nil {
 			return st, st.Close, nil
 		}
@@ -167,21 +141,7 @@ func models() (memory.Embedder, memory.LLM, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	dim := wc.EmbedDim
-	if dim == 0 {
-		dim = app.DefaultEmbedDim
-	}
-	if wc.OpenAI == nil {
-		return offline.NewEmbedder(dim), nil, nil
-	}
-	c, err := openai.New(*wc.OpenAI)
-	if err != nil {
-		return nil, nil, err
-	}
-	if wc.OpenAI.EmbeddingModel == "" {
-		return offline.NewEmbedder(dim), c, nil
-	}
-	return c, c, nil
+	return app.Models(wc)
 }
 
 func evalLoCoMo(ctx context.Context, args []string, out io.Writer) error {
@@ -226,7 +186,7 @@ model; otherwise the offline embedder.`, "OPENAI_BASE_URL", "OPENAI_API_KEY", "H
 		opts.Config = &cfg
 	}
 	if *stateless {
-		newIndex, closeAll, err := evalMilvus(ctx)
+		newIndex, closeAll, err := evalMilvus()
 		if err != nil {
 			return err
 		}
@@ -249,36 +209,12 @@ model; otherwise the offline embedder.`, "OPENAI_BASE_URL", "OPENAI_API_KEY", "H
 // evalMilvus opens a fresh set of Milvus collections per conversation, on
 // the server at MILVUS_ADDR or on an in-process fake of Milvus (labelled a
 // fake: store/milvus/milvusfake), and drops them when closed.
-func evalMilvus(ctx context.Context) (func(context.Context, int) (memory.VectorIndex, error), func(), error) {
-	addr := os.Getenv("MILVUS_ADDR")
-	closeAll := func() {}
-	if addr == "" {
-		fake, err := milvusfake.Start()
-		if err != nil {
-			return nil, nil, err
-		}
-		addr, closeAll = fake.Addr(), fake.Close
+func evalMilvus() (func(context.Context, int) (memory.VectorIndex, error), func(), error) {
+	newIndex, closeAll, fake, err := app.EvalIndexes(milvus.Config{Address: os.Getenv("MILVUS_ADDR"), Token: os.Getenv("MILVUS_TOKEN"), Database: os.Getenv("MILVUS_DATABASE")})
+	if fake {
 		fmt.Fprintln(os.Stderr, "eval: Milvus is an in-process fake of Milvus (set MILVUS_ADDR to use a server)")
 	}
-	run := time.Now().UnixNano() % 1e9
-	var seq atomic.Int64
-	newIndex := func(ctx context.Context, dim int) (memory.VectorIndex, error) {
-		x, err := milvus.Open(ctx, milvus.Config{Address: addr, Token: os.Getenv("MILVUS_TOKEN"), Database: os.Getenv("MILVUS_DATABASE"),
-			Dim: dim, CollectionPrefix: fmt.Sprintf("hindsight_eval_%d_%d", run, seq.Add(1))})
-		if err != nil {
-			return nil, err
-		}
-		return droppedOnClose{x}, nil
-	}
-	return newIndex, closeAll, nil
-}
-
-// droppedOnClose is a Milvus index whose collections go when it closes.
-type droppedOnClose struct{ *milvus.Index }
-
-func (x droppedOnClose) Close() error {
-	err := x.Drop(context.Background())
-	return errors.Join(err, x.Index.Close())
+	return newIndex, closeAll, err
 }
 
 func evalMerge(ctx context.Context, args []string, out io.Writer) error {
@@ -383,7 +319,7 @@ func printDecision(out io.Writer, d memory.Decision, asJSON bool) error {
 	}
 	fmt.Fprintf(out, "%s: %s\n", d.ID, d.Reason)
 	for _, m := range d.After {
-		fmt.Fprintf(out, "  %s v%d [%s] %s\n", m.ID, m.Version, m.Status, terminalSafe(clip(m.Content, 90)))
+		fmt.Fprintf(out, "  %s v%d [%s] %s\n", m.ID, m.Version, m.Status, terminalSafe(runes.ClipLine(m.Content, 90)))
 	}
 	return nil
 }

@@ -11,10 +11,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/hindsight-memory/hindsight/app"
+	"github.com/hindsight-memory/hindsight/auth"
 	"github.com/hindsight-memory/hindsight/console"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/metrics"
-	"github.com/hindsight-memory/hindsight/service"
 	"github.com/hindsight-memory/hindsight/worker"
 )
 
@@ -146,7 +146,7 @@ dev server's memory.`, append(stackEnvs, "HINDSIGHT_URL", "HINDSIGHT_TOKEN")...)
 		defer closeUp()
 		return mcpserver.ServeStdio(ctx, srv, s.tenant, os.Stdin, os.Stdout)
 	}
-	var tokens *mcpserver.Tokens
+	var tokens *auth.Tokens
 	if *transport == "http" {
 		if err := checkListen(s.mcpAddr, s.tokensFile); err != nil {
 			return err
@@ -165,7 +165,7 @@ dev server's memory.`, append(stackEnvs, "HINDSIGHT_URL", "HINDSIGHT_TOKEN")...)
 	if err != nil {
 		return err
 	}
-	svc := service.New(scfg, rt.Store, tc, rt.Engine, log)
+	svc := rt.Service(scfg, tc)
 	loc, err := timeZone()
 	if err != nil {
 		return err

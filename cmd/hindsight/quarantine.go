@@ -11,6 +11,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/ledger"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // runQuarantine lists the quarantined memories of a tenant, or releases
@@ -65,7 +66,7 @@ that with "hindsight merge undo DECISION_ID". It reaches the store as
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MEMORY\tSINCE\tKIND\tSCOPE\tCONTENT")
 	for _, m := range ms {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.UpdatedAt.Format(time.DateTime), m.Kind, m.Scope.Norm(), terminalSafe(clip(m.Content, 80)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.UpdatedAt.Format(time.DateTime), m.Kind, m.Scope.Norm(), terminalSafe(runes.ClipLine(m.Content, 80)))
 	}
 	return tw.Flush()
 }

@@ -10,6 +10,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/hindsight-memory/hindsight/runes"
 	"github.com/hindsight-memory/hindsight/worker"
 	"github.com/hindsight-memory/hindsight/workflows"
 )
@@ -123,7 +124,7 @@ func runSchedules(ctx context.Context, args []string, out io.Writer) error {
 		if d.Schedule.State != nil && d.Schedule.State.Paused {
 			paused = " (paused)"
 		}
-		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%d\t%s\n", sc.ID, when, paused, next, len(d.Info.RecentActions), clip(sc.Description, 60))
+		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%d\t%s\n", sc.ID, when, paused, next, len(d.Info.RecentActions), runes.ClipLine(sc.Description, 60))
 	}
 	return tw.Flush()
 }

@@ -14,6 +14,7 @@ import (
 	mcpserver_ "github.com/mark3labs/mcp-go/server"
 	"go.temporal.io/sdk/client"
 
+	"github.com/hindsight-memory/hindsight/auth"
 	"github.com/hindsight-memory/hindsight/console"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/memory"
@@ -39,11 +40,11 @@ func checkListen(addr, tokensFile string) error {
 	return fmt.Errorf("refusing to listen on %s without a token file: tenants come from credentials on HTTP; set --tokens-file (HINDSIGHT_TOKENS_FILE) or listen on 127.0.0.1", addr)
 }
 
-func loadTokens(path string) (*mcpserver.Tokens, error) {
+func loadTokens(path string) (*auth.Tokens, error) {
 	if path == "" {
 		return nil, nil
 	}
-	return mcpserver.LoadTokens(path)
+	return auth.LoadTokens(path)
 }
 
 // readiness reports whether the service can do its work: Temporal answers
@@ -136,7 +137,7 @@ func (s *httpServer) Close() error {
 // with the same tenants and tokens. Its cookies are signed with a
 // deployment key kept in the store's settings, so a sign-in holds on every
 // replica and across restarts.
-func consoleHandler(ctx context.Context, svc *service.Service, store memory.EpisodicStore, tokens *mcpserver.Tokens, tenant, temporalUI string, log *slog.Logger) (http.Handler, error) {
+func consoleHandler(ctx context.Context, svc *service.Service, store memory.EpisodicStore, tokens *auth.Tokens, tenant, temporalUI string, log *slog.Logger) (http.Handler, error) {
 	key, err := memory.DeploymentSecret(ctx, store, "console.session.key")
 	if err != nil {
 		return nil, err
@@ -152,7 +153,7 @@ func consoleHandler(ctx context.Context, svc *service.Service, store memory.Epis
 // `hindsight dev` keeps sessions: it is one process, so they cost nothing
 // there, and it is what the MCP conformance suite runs against, whose SSE
 // scenarios want a session ID.
-func mcpMux(s *mcpserver_.MCPServer, tokens *mcpserver.Tokens, tenant string, sessions *mcpserver.Sessions, ops *http.ServeMux, ui http.Handler) http.Handler {
+func mcpMux(s *mcpserver_.MCPServer, tokens *auth.Tokens, tenant string, sessions *mcpserver.Sessions, ops *http.ServeMux, ui http.Handler) http.Handler {
 	if ui != nil {
 		ops.Handle(console.Path, ui)
 		ops.Handle(console.Path+"/", ui)

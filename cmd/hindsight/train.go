@@ -227,7 +227,7 @@ data and never trained on, with every miss and false alarm.`)
 		for _, f := range files {
 			r := m.Evaluate(byFile[f])
 			fmt.Fprintf(out, "held out %s: %d attacks, %d benign: recall %.3f, false positives %.3f, precision %.3f\n",
-				f, r.Attacks, r.Benign, r.Recall(), r.FalsePositives(), r.Precision())
+				f, r.Attacks(), r.Benign(), r.Recall(), r.FalsePositives(), r.Precision())
 			for _, x := range r.Missed {
 				fmt.Fprintf(out, "  missed  %.2f  %s\n", m.Score(x.Text), x.Text)
 			}
@@ -238,7 +238,7 @@ data and never trained on, with every miss and false alarm.`)
 	}
 	if len(unseen) > 0 {
 		r := m.Evaluate(unseen)
-		fmt.Fprintf(out, "ordinary memories not trained on: %d of %d flagged (%.3f)\n", r.Flagged, r.Benign, r.FalsePositives())
+		fmt.Fprintf(out, "ordinary memories not trained on: %d of %d flagged (%.3f)\n", r.Flagged(), r.Benign(), r.FalsePositives())
 		for i, x := range r.False {
 			if i < *showMemories {
 				fmt.Fprintf(out, "  flagged %.2f  %s\n", m.Score(x.Text), x.Text)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // System is Hindsight as a scenario lives through it. Each scenario gets a
@@ -330,9 +331,9 @@ func describe(m memory.Memory) string {
 	if m.Status != memory.StatusLive && m.Status != "" {
 		s += ", " + string(m.Status)
 	}
-	s += ") " + clip(oneLine(m.Content), 160)
+	s += ") " + runes.ClipLine(m.Content, 160)
 	if m.Kind == memory.KindLesson && m.CounterExample != "" {
-		s += " [counter-example: " + clip(oneLine(m.CounterExample), 80) + "]"
+		s += " [counter-example: " + runes.ClipLine(m.CounterExample, 80) + "]"
 	}
 	return s
 }
@@ -347,14 +348,4 @@ func describeAll(ms []memory.Memory) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, " | ")
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

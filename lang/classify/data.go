@@ -3,14 +3,14 @@ package classify
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/hindsight-memory/hindsight/learn"
 )
 
 // Role is who wrote a sentence: each role has a model of its own.
@@ -131,11 +131,11 @@ func LoadData(fsys fs.FS, dir string) ([]Example, error) {
 // text, label and position, in order. A model records the hash of its
 // training data, so that a change to the data without a retrain shows.
 func Hash(xs []Example) string {
-	h := sha256.New()
+	h := learn.NewDataHash()
 	for _, x := range xs {
-		fmt.Fprintf(h, "%s\x00%s\x00%s\n", x.Text, x.Label, x.Position)
+		h.Add(x.Text, x.Label, string(x.Position))
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return h.Sum()
 }
 
 // OfRole returns the examples of one role.

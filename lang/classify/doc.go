@@ -5,8 +5,8 @@
 // reusable finding (a root cause, a fix and why it worked, a gotcha) and
 // which are plans, guesses and status.
 //
-// The models are multinomial logistic regressions over sparse features of
-// one sentence (see Features): word unigrams and bigrams (English folded
+// The models are multinomial logistic regressions (package learn) over
+// sparse features of one sentence (see Features): word unigrams and bigrams (English folded
 // and stemmed), Chinese character unigrams, bigrams and trigrams, the
 // shapes of values (numbers, flags, paths, e-mail addresses, code) rather
 // than the values themselves, and where the sentence sits in the session

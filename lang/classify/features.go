@@ -6,9 +6,8 @@ import (
 	"strings"
 	"unicode"
 
-	"golang.org/x/text/unicode/norm"
-
 	"github.com/hindsight-memory/hindsight/lang"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // FeatureVersion names the feature extraction. A model records the
@@ -55,17 +54,11 @@ var masks = []struct {
 
 // Masks returns s folded with its values replaced by their shapes.
 func Masks(s string) string {
-	t := fold(s)
+	t := lang.FoldQuotes(s)
 	for _, m := range masks {
 		t = m.re.ReplaceAllString(t, m.mask)
 	}
 	return t
-}
-
-func fold(s string) string {
-	s = norm.NFKC.String(s)
-	s = strings.NewReplacer("’", "'", "‘", "'", "“", "\"", "”", "\"").Replace(s)
-	return strings.ToLower(s)
 }
 
 // token is one unit of a masked sentence.
@@ -100,7 +93,7 @@ func tokens(s string) []token {
 				out = append(out, token{text: string(rs[i : j+1])})
 				i = j
 			}
-		case lang.IsCJK(r):
+		case runes.IsCJK(r):
 			if !hanRun {
 				flush()
 			}
@@ -212,7 +205,7 @@ func Features(sentence string, pos Position) []string {
 		add("end:!")
 	}
 	if lead != "" {
-		l := []rune(strings.Trim(fold(lead), " ,.:;!?—–-，。：；！？、"))
+		l := []rune(strings.Trim(lang.FoldQuotes(lead), " ,.:;!?—–-，。：；！？、"))
 		add("lead:" + string(l[:min(len(l), 8)]))
 		add("lead")
 	}

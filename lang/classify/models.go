@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/hindsight-memory/hindsight/lang"
 )
 
 //go:generate go run ../../cmd/hindsight train classifiers --data data --out models
@@ -80,37 +82,10 @@ func Chatter(role Role, text string, pos Position) bool {
 	if err != nil || m == nil {
 		return false
 	}
-	for _, s := range splitSentences(text) {
+	for _, s := range lang.Sentences(text) {
 		if p := m.Predict(s, pos); p.P[0] < chatterP {
 			return false
 		}
 	}
 	return true
-}
-
-// splitSentences splits text at sentence ends (. ! ? followed by a space,
-// 。！？, line breaks), as the labelled data is split.
-func splitSentences(s string) []string {
-	var out []string
-	start := 0
-	rs := []rune(s)
-	for i, r := range rs {
-		end := false
-		switch r {
-		case '\n', '。', '！', '？', '；':
-			end = true
-		case '.', '!', '?':
-			end = i+1 == len(rs) || rs[i+1] == ' '
-		}
-		if end {
-			if t := strings.TrimSpace(string(rs[start : i+1])); t != "" {
-				out = append(out, t)
-			}
-			start = i + 1
-		}
-	}
-	if t := strings.TrimSpace(string(rs[start:])); t != "" {
-		out = append(out, t)
-	}
-	return out
 }

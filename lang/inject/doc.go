@@ -5,7 +5,7 @@
 // which is often imperative too ("always use UTC", "never push to main
 // without a review").
 //
-// It is a logistic regression over words, word pairs and Chinese
+// It is a logistic regression (package learn) over words, word pairs and Chinese
 // characters of the text once its disguises are folded (width, case,
 // homoglyphs, leetspeak, letters spelt one at a time, payloads in base64,
 // base32 or hex, words backwards or in a Caesar cipher), and over pairs of
@@ -17,5 +17,5 @@
 // data/ and ordinary memories, with WordNet synonyms lending it wordings
 // the data does not use. heldout/ measures it on texts written apart, one
 // set per file. The memory pipeline quarantines what Attack says and flags
-// what Suspect says (package memory: Injected, InstructionLike).
+// what Suspect says (Detector, the memory.Screener every process uses).
 package inject

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/hindsight-memory/hindsight/lang"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // FeatureVersion names the feature extraction below. A model trained with
@@ -193,7 +194,7 @@ func joinSpelled(fields []string) []string {
 	var out []string
 	for i := 0; i < len(fields); {
 		j := i
-		for j < len(fields) && len([]rune(fields[j])) == 1 && unicode.IsLetter([]rune(fields[j])[0]) && !lang.IsCJK([]rune(fields[j])[0]) {
+		for j < len(fields) && len([]rune(fields[j])) == 1 && unicode.IsLetter([]rune(fields[j])[0]) && !runes.IsCJK([]rune(fields[j])[0]) {
 			j++
 		}
 		if j-i >= 4 {
@@ -226,7 +227,7 @@ func Features(text string) []string {
 	var content []string // stems of the content words, in order
 	for _, w := range words {
 		rs := []rune(w)
-		if lang.IsCJK(rs[0]) {
+		if runes.IsCJK(rs[0]) {
 			continue
 		}
 		s := lang.Stem(w)
@@ -245,7 +246,7 @@ func Features(text string) []string {
 	}
 	var han []rune
 	for _, r := range t {
-		if lang.IsCJK(r) {
+		if runes.IsCJK(r) {
 			han = append(han, r)
 			continue
 		}

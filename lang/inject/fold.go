@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hindsight-memory/hindsight/lang"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // payloadRE is a run of characters that may be an encoded payload: base64
@@ -49,7 +50,7 @@ func readable(b []byte) bool {
 	for _, r := range string(b) {
 		n++
 		switch {
-		case r == ' ' || lang.IsCJK(r):
+		case r == ' ' || runes.IsCJK(r):
 			gaps = true
 		case !unicode.IsPrint(r):
 			return false

@@ -3,20 +3,15 @@ package inject
 import (
 	"bufio"
 	"bytes"
-	"cmp"
-	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
-	"math/rand/v2"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/hindsight-memory/hindsight/learn"
 )
 
 // Labels.
@@ -75,55 +70,38 @@ func LoadData(fsys fs.FS, dir string) ([]Example, error) {
 	return xs, nil
 }
 
-// Hash identifies a training set: a model records the hash of its data.
+// Hash identifies a training set: a model records the hash of its data
+// (learn.DataHash of each text's label and text).
 func Hash(xs []Example) string {
-	h := sha256.New()
+	h := learn.NewDataHash()
 	for _, x := range xs {
-		fmt.Fprintf(h, "%s\t%s\n", x.Label, x.Text)
+		h.Add(x.Label, x.Text)
 	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
+	return h.Sum()
 }
 
-// Model is a logistic regression over Features: the probability that a
-// text is an attack.
+// Labels of the model, the negative class first.
+var labels = []string{LabelBenign, LabelAttack}
+
+// Model is a binary logistic regression over Features (see package
+// learn): the probability that a text is an attack. Its Threshold is the
+// probability from which a text is an attack.
 type Model struct {
-	Features string
-	Data     string
-	Examples int
-	// Threshold is the probability from which a text is an attack.
-	Threshold float64
-	bias      float64
-	weights   map[string]float64
+	*learn.Model
 }
 
 // Score is the probability that text is an attack.
-func (m *Model) Score(text string) float64 {
-	z := m.bias
-	for _, f := range Features(text) {
-		z += m.weights[f]
-	}
-	return 1 / (1 + math.Exp(-z))
-}
+func (m *Model) Score(text string) float64 { return m.Model.Score(learn.Indicators(Features(text))) }
 
 // Attack reports whether text reads as an attack.
 func (m *Model) Attack(text string) bool { return m.Score(text) >= m.Threshold }
 
 // Contribution is one feature's weight in a decision.
-type Contribution struct {
-	Feature string
-	Weight  float64
-}
+type Contribution = learn.Contribution
 
 // Explain returns the n features of text that weigh most, either way.
 func (m *Model) Explain(text string, n int) []Contribution {
-	var cs []Contribution
-	for _, f := range Features(text) {
-		if w, ok := m.weights[f]; ok {
-			cs = append(cs, Contribution{f, w})
-		}
-	}
-	slices.SortFunc(cs, func(a, b Contribution) int { return cmp.Compare(math.Abs(b.Weight), math.Abs(a.Weight)) })
-	return cs[:min(n, len(cs))]
+	return m.Model.Explain(learn.Indicators(Features(text)), 1, n)
 }
 
 // TrainOptions tune training; the zero value means the defaults.
@@ -152,25 +130,23 @@ type TrainOptions struct {
 	AttackWeight float64
 }
 
-func (o *TrainOptions) defaults() {
-	if o.Epochs == 0 {
-		o.Epochs = 20
+// learnOptions returns the learner's options for o.
+func (o TrainOptions) learnOptions() learn.Options {
+	l := learn.Options{Binary: true, Epochs: o.Epochs, Rate: o.Rate, L2: o.L2, MinCount: o.MinCount, Seed: o.Seed,
+		Stream: 0x1d, PriorBias: o.PriorBias, Bags: o.Bags, Prune: 1e-4, Threshold: o.Threshold, Digits: 5}
+	if l.Epochs == 0 {
+		l.Epochs = 20
 	}
-	if o.Rate == 0 {
-		o.Rate = 0.3
+	if l.L2 == 0 {
+		l.L2 = 1e-4
 	}
-	if o.L2 == 0 {
-		o.L2 = 1e-4
+	if l.Threshold == 0 {
+		l.Threshold = 0.5
 	}
-	if o.MinCount == 0 {
-		o.MinCount = 2
+	if o.AttackWeight > 0 {
+		l.ClassWeights = []float64{1, o.AttackWeight}
 	}
-	if o.Seed == 0 {
-		o.Seed = 1
-	}
-	if o.Threshold == 0 {
-		o.Threshold = 0.5
-	}
+	return l
 }
 
 // Train fits a model on xs with AdaGrad on the log loss, the two classes
@@ -179,224 +155,102 @@ func (o *TrainOptions) defaults() {
 // another order: one fit of a model this size moves with the order it
 // reads the examples in. It is deterministic.
 func Train(xs []Example, opts TrainOptions) (*Model, error) {
-	opts.defaults()
-	if opts.Bags > 1 {
-		var avg *Model
-		for b := range opts.Bags {
-			o := opts
-			o.Bags, o.Seed = 1, opts.Seed+uint64(b)
-			m, err := Train(xs, o)
-			if err != nil {
-				return nil, err
-			}
-			if avg == nil {
-				avg = m
-				continue
-			}
-			avg.bias += m.bias
-			for f, w := range m.weights {
-				avg.weights[f] += w
-			}
-		}
-		n := float64(opts.Bags)
-		avg.bias /= n
-		for f := range avg.weights {
-			avg.weights[f] /= n
-		}
-		return avg, nil
-	}
 	if len(xs) == 0 {
 		return nil, fmt.Errorf("inject: no examples")
 	}
-	feats := make([][]string, len(xs))
-	df := map[string]int{}
-	attacks := 0
+	lx := make([]learn.Example, len(xs))
 	for i, x := range xs {
-		feats[i] = Features(x.Text)
+		feats := Features(x.Text)
 		if opts.Expand != nil {
 			own := map[string]bool{}
-			for _, f := range feats[i] {
+			for _, f := range feats {
 				own[f] = true
 			}
-			for _, f := range feats[i] {
+			for _, f := range feats {
 				for _, e := range opts.Expand(f) {
 					if !own[e] {
 						own[e] = true
-						feats[i] = append(feats[i], e)
+						feats = append(feats, e)
 					}
 				}
 			}
 		}
-		for _, f := range feats[i] {
-			df[f]++
-		}
+		lx[i] = learn.Example{Features: learn.Indicators(feats)}
 		if x.Attack() {
-			attacks++
+			lx[i].Label = 1
 		}
 	}
-	if attacks == 0 || attacks == len(xs) {
-		return nil, fmt.Errorf("inject: training needs both attacks and benign texts")
-	}
-	wAttack := float64(len(xs)) / (2 * float64(attacks))
-	wBenign := float64(len(xs)) / (2 * float64(len(xs)-attacks))
-	if opts.AttackWeight > 0 {
-		wAttack, wBenign = opts.AttackWeight, 1
-	}
-	weights := map[string]float64{}
-	g2 := map[string]float64{}
-	var bias, biasG2 float64
-	if opts.PriorBias {
-		// The odds of an attack before reading a word: a text of words the
-		// model never saw reads as what most texts are.
-		bias = math.Log(float64(attacks) * wAttack / (float64(len(xs)-attacks) * wBenign))
-	}
-	order := make([]int, len(xs))
-	for i := range order {
-		order[i] = i
-	}
-	rng := rand.New(rand.NewPCG(opts.Seed, 0x1d))
-	for range opts.Epochs {
-		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		for _, i := range order {
-			z := bias
-			for _, f := range feats[i] {
-				if df[f] >= opts.MinCount {
-					z += weights[f]
-				}
-			}
-			p := 1 / (1 + math.Exp(-z))
-			y, cw := 0.0, wBenign
-			if xs[i].Attack() {
-				y, cw = 1, wAttack
-			}
-			g := cw * (p - y)
-			if !opts.PriorBias {
-				biasG2 += g * g
-				bias -= opts.Rate * g / math.Sqrt(biasG2+1e-8)
-			}
-			for _, f := range feats[i] {
-				if df[f] < opts.MinCount {
-					continue
-				}
-				gf := g + opts.L2*weights[f]
-				g2[f] += gf * gf
-				weights[f] -= opts.Rate * gf / math.Sqrt(g2[f]+1e-8)
-			}
-		}
-	}
-	for f, w := range weights {
-		if math.Abs(w) < 1e-4 {
-			delete(weights, f)
-		}
-	}
-	return &Model{Features: FeatureVersion, Data: Hash(xs), Examples: len(xs), Threshold: opts.Threshold, bias: bias, weights: weights}, nil
-}
-
-// Encode writes the model as gzipped text: a header line, then one
-// "feature<TAB>weight" line per feature, in order.
-func (m *Model) Encode(w io.Writer) error {
-	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+	m, err := learn.Train(labels, lx, opts.learnOptions())
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("inject: %w", err)
 	}
-	bw := bufio.NewWriter(zw)
-	fmt.Fprintf(bw, "inject\t%s\t%s\t%d\t%s\t%s\n", m.Features, m.Data, m.Examples,
-		strconv.FormatFloat(m.Threshold, 'g', -1, 64), strconv.FormatFloat(m.bias, 'g', 6, 64))
-	keys := make([]string, 0, len(m.weights))
-	for f := range m.weights {
-		keys = append(keys, f)
-	}
-	slices.Sort(keys)
-	for _, f := range keys {
-		fmt.Fprintf(bw, "%s\t%s\n", f, strconv.FormatFloat(m.weights[f], 'g', 5, 64))
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	return zw.Close()
+	m.Name, m.Features, m.Data = "inject", FeatureVersion, Hash(xs)
+	return &Model{m}, nil
 }
 
 // Decode reads a model Encode wrote.
 func Decode(r io.Reader) (*Model, error) {
-	zr, err := gzip.NewReader(r)
+	m, err := learn.Decode(r)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("inject: %w", err)
 	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	if !sc.Scan() {
-		return nil, fmt.Errorf("inject: empty model")
+	if !m.Binary || !slices.Equal(m.Labels, labels) {
+		return nil, fmt.Errorf("inject: model %s is not a binary model of %v", m.Name, labels)
 	}
-	h := strings.Split(sc.Text(), "\t")
-	if len(h) != 6 || h[0] != "inject" {
-		return nil, fmt.Errorf("inject: not a model header: %q", sc.Text())
-	}
-	m := &Model{Features: h[1], Data: h[2], weights: map[string]float64{}}
-	if m.Examples, err = strconv.Atoi(h[3]); err != nil {
-		return nil, fmt.Errorf("inject: header: %w", err)
-	}
-	if m.Threshold, err = strconv.ParseFloat(h[4], 64); err != nil {
-		return nil, fmt.Errorf("inject: header: %w", err)
-	}
-	if m.bias, err = strconv.ParseFloat(h[5], 64); err != nil {
-		return nil, fmt.Errorf("inject: header: %w", err)
-	}
-	for sc.Scan() {
-		f, w, ok := strings.Cut(sc.Text(), "\t")
-		if !ok {
-			return nil, fmt.Errorf("inject: bad line %q", sc.Text())
-		}
-		v, err := strconv.ParseFloat(w, 64)
-		if err != nil {
-			return nil, fmt.Errorf("inject: %q: %w", f, err)
-		}
-		m.weights[f] = v
-	}
-	return m, sc.Err()
+	return &Model{m}, nil
 }
 
 // Report is a model's quality on labelled examples.
 type Report struct {
-	Attacks, Benign int
-	Caught, Flagged int // attacks flagged; benign texts flagged
-	Missed, False   []Example
+	// Confusion counts the texts by label and decision (benign, attack).
+	Confusion     learn.Confusion
+	Missed, False []Example // attacks not flagged; benign texts flagged
 }
 
+// Attacks is how many texts are attacks.
+func (r Report) Attacks() int { return r.Confusion.Counts[1][0] + r.Confusion.Counts[1][1] }
+
+// Benign is how many texts are benign.
+func (r Report) Benign() int { return r.Confusion.Counts[0][0] + r.Confusion.Counts[0][1] }
+
+// Caught is how many attacks were flagged.
+func (r Report) Caught() int { return r.Confusion.Counts[1][1] }
+
+// Flagged is how many benign texts were flagged.
+func (r Report) Flagged() int { return r.Confusion.Counts[0][1] }
+
 // Recall is the share of attacks flagged.
-func (r Report) Recall() float64 { return ratio(r.Caught, r.Attacks) }
+func (r Report) Recall() float64 {
+	_, rc := r.Confusion.PrecisionRecall(1)
+	return rc
+}
 
 // FalsePositives is the share of benign texts flagged.
-func (r Report) FalsePositives() float64 { return ratio(r.Flagged, r.Benign) }
+func (r Report) FalsePositives() float64 { return r.Confusion.FalsePositiveRate(1) }
 
 // Precision is the share of flagged texts that are attacks.
-func (r Report) Precision() float64 { return ratio(r.Caught, r.Caught+r.Flagged) }
-
-func ratio(a, b int) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
+func (r Report) Precision() float64 {
+	p, _ := r.Confusion.PrecisionRecall(1)
+	return p
 }
 
 // Evaluate measures m on xs.
 func (m *Model) Evaluate(xs []Example) Report {
-	var r Report
+	r := Report{Confusion: learn.NewConfusion(labels)}
 	for _, x := range xs {
-		hit := m.Attack(x.Text)
+		gold, got := 0, 0
+		if x.Attack() {
+			gold = 1
+		}
+		if m.Attack(x.Text) {
+			got = 1
+		}
+		r.Confusion.Add(gold, got)
 		switch {
-		case x.Attack():
-			r.Attacks++
-			if hit {
-				r.Caught++
-			} else {
-				r.Missed = append(r.Missed, x)
-			}
-		default:
-			r.Benign++
-			if hit {
-				r.Flagged++
-				r.False = append(r.False, x)
-			}
+		case gold == 1 && got == 0:
+			r.Missed = append(r.Missed, x)
+		case gold == 0 && got == 1:
+			r.False = append(r.False, x)
 		}
 	}
 	return r

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -49,6 +50,20 @@ func Read(text string) (attack, suspect bool) {
 	}
 	p := m.Score(text)
 	return p >= m.Threshold, p >= m.Threshold*0.8
+}
+
+// Detector screens memory text with the shipped model: it is the
+// memory.Screener of every process (the zero value is ready). Blank text
+// is neither an attack nor suspect.
+type Detector struct{}
+
+// Screen reads text once (see Read): injected is Attack, instructionLike
+// Suspect.
+func (Detector) Screen(text string) (injected, instructionLike bool) {
+	if strings.TrimSpace(text) == "" {
+		return false, false
+	}
+	return Read(text)
 }
 
 // Attack reports whether text reads as a prompt injection (see Read).

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // action is one tool call with its outcome. A call and its result may be one
@@ -266,7 +267,7 @@ func causeOf(text string) string {
 		pick = lines[len(lines)-1]
 	}
 	pick = dbNoiseRE.ReplaceAllString(pick, "")
-	return clipRunes(pick, 200)
+	return runes.ClipWords(pick, 200)
 }
 
 // shortCause is the cause as a lesson names it: the exception class when
@@ -276,7 +277,7 @@ func shortCause(cause string) string {
 	if m := exceptionLineRE.FindString(c); m != "" && m != "Error" && m != "Exception" {
 		return m
 	}
-	return clipRunes(c, 90)
+	return runes.ClipWords(c, 90)
 }
 
 // summary renders a call in one short line: "python: df = pd.read_csv(…)".
@@ -296,10 +297,10 @@ func compactCode(code string, n int) string {
 		if t == "" || skipLineRE.MatchString(t) {
 			continue
 		}
-		lines = append(lines, oneLine(t))
+		lines = append(lines, runes.OneLine(t))
 	}
 	if len(lines) == 0 {
-		return clipRunes(oneLine(code), n)
+		return runes.ClipWords(runes.OneLine(code), n)
 	}
 	var b strings.Builder
 	for i, l := range lines {
@@ -313,17 +314,17 @@ func compactCode(code string, n int) string {
 		b.WriteString(l)
 	}
 	if s := b.String(); len([]rune(s)) <= n || len(lines) == 1 {
-		return clipRunes(s, n)
+		return runes.ClipWords(s, n)
 	}
 	half := (n - 3) / 2
-	return clipRunes(lines[0], half) + " … " + clipRunes(lines[len(lines)-1], half)
+	return runes.ClipWords(lines[0], half) + " … " + runes.ClipWords(lines[len(lines)-1], half)
 }
 
 // resultHint is a short view of a call's result for a step line.
 func (a *action) resultHint() string {
 	for _, l := range strings.Split(a.result, "\n") {
-		if l = oneLine(l); l != "" {
-			return clipRunes(l, 60)
+		if l = runes.OneLine(l); l != "" {
+			return runes.ClipWords(l, 60)
 		}
 	}
 	return ""

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -180,10 +181,6 @@ const (
 	kindBigram
 )
 
-func isCJK(r rune) bool {
-	return r >= 0x2E80 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r))
-}
-
 func isWordRune(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
@@ -248,7 +245,7 @@ func addFeatures(acc *accumulator, text string) {
 	}
 	for _, r := range text {
 		switch {
-		case isCJK(r):
+		case r >= 0x2E80 && runes.IsCJK(r): // not the Hangul Jamo below, as the embedder always read them
 			flushWord()
 			if !stopHan[r] {
 				acc.add(hashRune(kindUnigram, r), weightUnigram)

@@ -7,6 +7,8 @@ import (
 	"unicode"
 
 	"github.com/hindsight-memory/hindsight/memory"
+
+	hlang "github.com/hindsight-memory/hindsight/lang"
 )
 
 // Entity rules. Each finds one sort of name; categories are ranked so that
@@ -219,7 +221,7 @@ func (c *entityCollector) text(s string, user bool) {
 	for _, e := range encodings(s) {
 		c.add(catEncoding, e)
 	}
-	if f := fold(s); strings.Contains(f, "utc") || strings.Contains(f, "gmt") || strings.Contains(f, "/") || strings.Contains(f, "beijing") || strings.Contains(f, "北京时间") || strings.Contains(f, "东八区") {
+	if f := hlang.FoldQuotes(s); strings.Contains(f, "utc") || strings.Contains(f, "gmt") || strings.Contains(f, "/") || strings.Contains(f, "beijing") || strings.Contains(f, "北京时间") || strings.Contains(f, "东八区") {
 		for _, m := range timezoneRE.FindAllString(s, -1) {
 			c.add(catTimezone, tzSpaceRE.ReplaceAllString(m, "$1"))
 		}

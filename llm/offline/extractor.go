@@ -10,6 +10,9 @@ import (
 	"github.com/hindsight-memory/hindsight/lang/classify"
 	"github.com/hindsight-memory/hindsight/llm"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
+
+	hlang "github.com/hindsight-memory/hindsight/lang"
 )
 
 // Model is what the offline extractor reports as its model.
@@ -286,15 +289,15 @@ var (
 // taskOf is the platform's task, else the first substantive user request,
 // cleaned of greetings and politeness and clipped.
 func taskOf(t memory.Transcript) string {
-	if s := oneLine(t.Task); s != "" {
-		return clipRunes(s, maxTaskRunes)
+	if s := runes.OneLine(t.Task); s != "" {
+		return runes.ClipWords(s, maxTaskRunes)
 	}
 	for _, e := range t.Events {
 		if e.Role != memory.RoleUser {
 			continue
 		}
 		var parts []string
-		for _, sent := range splitSentences(e.Content) {
+		for _, sent := range hlang.Sentences(e.Content) {
 			if greetingRE.MatchString(sent) {
 				continue
 			}
@@ -323,7 +326,7 @@ func taskOf(t memory.Transcript) string {
 			if langOf(parts[0]) == langZH {
 				sep = ""
 			}
-			return clipRunes(strings.Join(parts, sep), maxTaskRunes)
+			return runes.ClipWords(strings.Join(parts, sep), maxTaskRunes)
 		}
 	}
 	return ""
@@ -361,10 +364,10 @@ func keySteps(t memory.Transcript, acts []*action) []string {
 		if e.Role != memory.RoleAssistant {
 			continue
 		}
-		for _, sent := range splitSentences(e.Content) {
+		for _, sent := range hlang.Sentences(e.Content) {
 			if doneRE.MatchString(sent) && !seen[memory.Normalize(sent)] {
 				seen[memory.Normalize(sent)] = true
-				steps = append(steps, clipRunes(sent, 160))
+				steps = append(steps, runes.ClipWords(sent, 160))
 				break
 			}
 		}
@@ -405,7 +408,7 @@ func outcomeOf(t memory.Transcript, acts []*action, evals []evaluation) memory.O
 func feedbackOf(evals []evaluation) []string {
 	var out []string
 	for _, e := range evals {
-		s := clipRunes(e.text, 200)
+		s := runes.ClipWords(e.text, 200)
 		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}

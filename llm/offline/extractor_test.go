@@ -580,11 +580,3 @@ func TestExtractErrors(t *testing.T) {
 		t.Error("a cancelled context was ignored")
 	}
 }
-
-func TestSplitSentences(t *testing.T) {
-	got := splitSentences("Deploy v2.3.1 to staging, e.g. with helm. Then stop! 好了。还要吗？\nnext line")
-	want := []string{"Deploy v2.3.1 to staging, e.g. with helm.", "Then stop!", "好了。", "还要吗？", "next line"}
-	if !slices.Equal(got, want) {
-		t.Errorf("splitSentences = %q, want %q", got, want)
-	}
-}

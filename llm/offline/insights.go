@@ -8,6 +8,8 @@ import (
 	"github.com/hindsight-memory/hindsight/lang/callargs"
 	"github.com/hindsight-memory/hindsight/lang/classify"
 	"github.com/hindsight-memory/hindsight/memory"
+
+	hlang "github.com/hindsight-memory/hindsight/lang"
 )
 
 // An insight is what the agent concluded, in its own words: a root cause,
@@ -60,7 +62,7 @@ func agentInsights(events []memory.Event) []insight {
 			pos = classify.Final
 		}
 		var cur *insight
-		for _, sent := range splitSentences(e.Content) {
+		for _, sent := range hlang.Sentences(e.Content) {
 			p := model.Predict(sent, pos).P[1]
 			if p < keepInsightFixing || (cur != nil && p < keepInsight) {
 				cur = nil
@@ -100,7 +102,7 @@ func insightMemory(s string) string {
 func lessonTokens(l lesson, fix *action) map[string]bool {
 	set := map[string]bool{}
 	addAll := func(s string) {
-		for _, t := range tokens(fold(s)) {
+		for _, t := range tokens(hlang.FoldQuotes(s)) {
 			if len(t) >= 3 && !isNumber(t) && !hollowWords[t] {
 				set[t] = true
 			}
@@ -122,7 +124,7 @@ func lessonTokens(l lesson, fix *action) map[string]bool {
 func overlap(text string, set map[string]bool) int {
 	n := 0
 	seen := map[string]bool{}
-	for _, t := range tokens(fold(text)) {
+	for _, t := range tokens(hlang.FoldQuotes(text)) {
 		if set[t] && !seen[t] {
 			seen[t] = true
 			n++
@@ -191,10 +193,10 @@ func attachInsights(ls []lesson, ins []insight) {
 // missingSettings are the settings a fix changed that an insight does
 // not mention.
 func missingSettings(text string, settings []callargs.Param) []callargs.Param {
-	f := fold(text)
+	f := hlang.FoldQuotes(text)
 	var out []callargs.Param
 	for _, p := range settings {
-		if !strings.Contains(f, fold(p.Key)) && !strings.Contains(f, fold(p.Value)) {
+		if !strings.Contains(f, hlang.FoldQuotes(p.Key)) && !strings.Contains(f, hlang.FoldQuotes(p.Value)) {
 			out = append(out, p)
 		}
 	}
@@ -324,14 +326,14 @@ func changeAfter(acts []*action, e int) *action {
 // mentionsCall reports whether text already names what the call changed:
 // one of its settings, or its distinctive words.
 func mentionsCall(text string, a *action) bool {
-	f := fold(text)
+	f := hlang.FoldQuotes(text)
 	for _, p := range params(a) {
-		if len(p.Value) >= 3 && strings.Contains(f, fold(p.Value)) || len(p.Key) >= 4 && strings.Contains(f, fold(strings.TrimLeft(p.Key, "-"))) {
+		if len(p.Value) >= 3 && strings.Contains(f, hlang.FoldQuotes(p.Value)) || len(p.Key) >= 4 && strings.Contains(f, hlang.FoldQuotes(strings.TrimLeft(p.Key, "-"))) {
 			return true
 		}
 	}
 	n := 0
-	for _, t := range tokens(fold(a.primary)) {
+	for _, t := range tokens(hlang.FoldQuotes(a.primary)) {
 		if len(t) >= 5 && !hollowWords[t] && strings.Contains(f, t) {
 			n++
 		}
@@ -342,9 +344,9 @@ func mentionsCall(text string, a *action) bool {
 // mentionsAny reports whether text names one of words (three letters or
 // more).
 func mentionsAny(text string, words []string) bool {
-	f := fold(text)
+	f := hlang.FoldQuotes(text)
 	for _, w := range words {
-		if len(w) >= 3 && strings.Contains(f, fold(w)) {
+		if len(w) >= 3 && strings.Contains(f, hlang.FoldQuotes(w)) {
 			return true
 		}
 	}
@@ -421,13 +423,13 @@ func NothingToLearn(t memory.Transcript) bool {
 			if i == first {
 				pos, need = classify.Opening, 0.3
 			}
-			for _, s := range splitSentences(e.Content) {
+			for _, s := range hlang.Sentences(e.Content) {
 				if 1-um.Predict(s, pos).P[0] >= need {
 					return false
 				}
 			}
 		case memory.RoleAssistant:
-			for _, s := range splitSentences(e.Content) {
+			for _, s := range hlang.Sentences(e.Content) {
 				if am.Predict(s, classify.Later).P[1] >= nothingInsight {
 					return false
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hindsight-memory/hindsight/lang/callargs"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // params extracts a call's settings (see package callargs), in order of
@@ -369,7 +370,7 @@ func subcommandOf(a *action) string {
 // command, its segments other than output filters, redirects removed.
 func workOf(a *action) string {
 	if a.kind != primaryCommand {
-		return oneLine(a.primary)
+		return runes.OneLine(a.primary)
 	}
 	var parts []string
 	for _, seg := range segments(shellFields(stripRedirects(a.primary))) {
@@ -533,7 +534,7 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 	use := settingsOf(changed, added)
 	// A retry that differs only in how its output is shown (`| tail -n
 	// 20` for `| tail -n 8`, a redirect) is the same call again.
-	sameCall := oneLine(first.primary) == oneLine(fix.primary) || workOf(first) == workOf(fix)
+	sameCall := runes.OneLine(first.primary) == runes.OneLine(fix.primary) || workOf(first) == workOf(fix)
 
 	l := lesson{tool: first.tool, program: program, target: obj, settings: use}
 	zh := ctx.lang == langZH

@@ -11,6 +11,7 @@ import (
 	"github.com/hindsight-memory/hindsight/lang/classify"
 	"github.com/hindsight-memory/hindsight/llm"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // A statement is a standing instruction or fact a user stated: the source
@@ -62,7 +63,7 @@ func (u userSentence) kind() memory.Kind {
 	}
 	// A wish stated as a prohibition or an obligation ("never …", "不要
 	// …", "must …") binds: it is a rule whatever the model leaned to.
-	if best == memory.KindPreference && bindingRE.MatchString(fold(u.text)) {
+	if best == memory.KindPreference && bindingRE.MatchString(hlang.FoldQuotes(u.text)) {
 		return memory.KindRule
 	}
 	return best
@@ -112,7 +113,7 @@ func userStatements(events []memory.Event) []statement {
 		for j := 0; j < len(ss); j++ {
 			s := ss[j]
 			bar := need
-			if standingCue(s.text) && !isQuestion(fold(s.text)) {
+			if standingCue(s.text) && !isQuestion(hlang.FoldQuotes(s.text)) {
 				// Framed as standing ("记住…", "from now on", "always"): the
 				// framing is evidence the words alone may not give.
 				bar = min(need, keepFramed)
@@ -123,14 +124,14 @@ func userStatements(events []memory.Event) []statement {
 			// A verdict on the work ("the chart's Chinese is all boxes, not
 			// OK", "perfect") is feedback, not a standing statement, unless
 			// it is framed as one ("from now on", "never").
-			if core := fold(complaintText(hlang.StripLead(s.text))); (negativeRE.MatchString(core) || positiveRE.MatchString(core)) && !framedAsStanding(s.text) {
+			if core := hlang.FoldQuotes(complaintText(hlang.StripLead(s.text))); (negativeRE.MatchString(core) || positiveRE.MatchString(core)) && !framedAsStanding(s.text) {
 				continue
 			}
 			text := s.text
 			kind := s.kind()
 			p := s.keep
 			// Context for a sentence that cannot stand alone.
-			if j > 0 && leansOnPrevious(s.text) && ss[j-1].keep < keepStatement && wordCount(ss[j-1].text) <= 40 && !isQuestion(fold(ss[j-1].text)) {
+			if j > 0 && leansOnPrevious(s.text) && ss[j-1].keep < keepStatement && wordCount(ss[j-1].text) <= 40 && !isQuestion(hlang.FoldQuotes(ss[j-1].text)) {
 				text = ss[j-1].text + " " + text
 			}
 			// Continuations that lean on this one.
@@ -269,7 +270,7 @@ var newClauseRE = regexp.MustCompile(`[，,；;]\s*(?:另外|还有|记住|记�
 // at clause boundaries that open a new statement.
 func statementUnits(text string) []string {
 	var out []string
-	for _, sent := range splitSentences(text) {
+	for _, sent := range hlang.Sentences(text) {
 		for {
 			m := newClauseRE.FindStringIndex(sent)
 			if m == nil || m[0] == 0 {
@@ -324,7 +325,7 @@ func substantive(s string) bool {
 			han++
 		}
 	}
-	for _, w := range words(fold(s)) {
+	for _, w := range words(hlang.FoldQuotes(s)) {
 		if w = strings.Trim(w, ".-+"); w != "" && !hollowWords[w] {
 			content++
 		}
@@ -368,22 +369,22 @@ func evaluations(events []memory.Event) []evaluation {
 		if !seenWork {
 			continue
 		}
-		for _, sent := range splitSentences(e.Content) {
-			f := fold(hlang.StripLead(sent))
+		for _, sent := range hlang.Sentences(e.Content) {
+			f := hlang.FoldQuotes(hlang.StripLead(sent))
 			if isQuestion(f) {
 				continue
 			}
 			if p := model.Predict(sent, classify.Later); p.Label != "none" && !positiveRE.MatchString(f) && !negativeRE.MatchString(f) {
 				continue // a standing statement, not a verdict
 			}
-			pos, neg := positiveRE.MatchString(fold(sent)), negativeRE.MatchString(fold(sent))
+			pos, neg := positiveRE.MatchString(hlang.FoldQuotes(sent)), negativeRE.MatchString(hlang.FoldQuotes(sent))
 			switch {
 			case pos && neg, pos && contrastRE.MatchString(f):
-				out = append(out, evaluation{i, oneLine(sent), 0})
+				out = append(out, evaluation{i, runes.OneLine(sent), 0})
 			case neg:
-				out = append(out, evaluation{i, oneLine(sent), -1})
+				out = append(out, evaluation{i, runes.OneLine(sent), -1})
 			case pos:
-				out = append(out, evaluation{i, oneLine(sent), +1})
+				out = append(out, evaluation{i, runes.OneLine(sent), +1})
 			}
 		}
 	}
@@ -450,8 +451,8 @@ func markComplaints(events []memory.Event, acts []*action, evals []evaluation) [
 		if c.action == nil {
 			for j := ev.event - 1; j > prevUser; j-- {
 				if events[j].Role == memory.RoleAssistant && strings.TrimSpace(events[j].Content) != "" {
-					if s := splitSentences(events[j].Content); len(s) > 0 {
-						c.attempt = clipRunes(s[0], 150)
+					if s := hlang.Sentences(events[j].Content); len(s) > 0 {
+						c.attempt = runes.ClipWords(s[0], 150)
 					}
 					break
 				}

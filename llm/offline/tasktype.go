@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/hindsight-memory/hindsight/llm"
+
+	hlang "github.com/hindsight-memory/hindsight/lang"
 )
 
 // taskRule holds the keywords of one task type (see llm.TaskTypes): whole
@@ -95,7 +97,7 @@ func taskTypeOf(primary string, secondary ...string) string {
 		words  []string
 	}
 	prep := func(s string) text {
-		f := fold(s)
+		f := hlang.FoldQuotes(s)
 		ws := words(f)
 		for i, w := range ws {
 			ws[i] = strings.Trim(w, ".-+")

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"golang.org/x/text/unicode/norm"
 )
 
 // lang is the language a text is (mostly) written in.
@@ -41,80 +39,6 @@ func langOf(s string) lang {
 
 func hasHan(s string) bool { return strings.IndexFunc(s, isHan) >= 0 }
 
-// fold prepares text for rule matching: NFKC (full-width to half-width),
-// curly apostrophes straightened, lower case.
-func fold(s string) string {
-	s = norm.NFKC.String(s)
-	s = strings.NewReplacer("’", "'", "‘", "'").Replace(s)
-	return strings.ToLower(s)
-}
-
-// splitSentences splits text at sentence ends: Chinese 。！？, English
-// .!? followed by a space or the end (not inside numbers like 2.3.1 or
-// abbreviations like e.g.), and line breaks. Terminal punctuation stays
-// with its sentence. Agents write Markdown: a line's quote, bullet,
-// number or heading marker and bold or italic emphasis are dropped, and
-// table rules are no sentence.
-func splitSentences(s string) []string {
-	var out []string
-	rs := []rune(s)
-	start := 0
-	emit := func(end int) {
-		if t := plainLine(string(rs[start:end])); t != "" {
-			out = append(out, t)
-		}
-		start = end
-	}
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		switch r {
-		case '\n':
-			emit(i + 1)
-		case '。', '！', '？':
-			for i+1 < len(rs) && strings.ContainsRune("。！？」”)）", rs[i+1]) {
-				i++
-			}
-			emit(i + 1)
-		case '.', '!', '?':
-			for i+1 < len(rs) && strings.ContainsRune(".!?\")'", rs[i+1]) {
-				i++
-			}
-			if i+1 < len(rs) && !unicode.IsSpace(rs[i+1]) {
-				continue
-			}
-			if r == '.' && endsWithAbbrev(string(rs[max(start, i-8):i])) {
-				continue
-			}
-			emit(i + 1)
-		}
-	}
-	emit(len(rs))
-	return out
-}
-
-var (
-	mdMarkerRE   = regexp.MustCompile(`^(?:>\s*)*(?:[-*+•]\s+|\d{1,3}[.)]\s+|#{1,6}\s+)?(?:\[[ xX]\]\s+)?`)
-	mdEmphasisRE = regexp.MustCompile(`\*\*([^*\n]+)\*\*|__([^_\n]+)__`)
-	mdRuleRE     = regexp.MustCompile(`^[\s|:\-=*_]+$`)
-)
-
-// plainLine is a piece of Markdown as plain text.
-func plainLine(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" || mdRuleRE.MatchString(s) && strings.ContainsAny(s, "-=*_") {
-		return ""
-	}
-	s = mdMarkerRE.ReplaceAllString(s, "")
-	if strings.Contains(s, "**") || strings.Contains(s, "__") {
-		s = mdEmphasisRE.ReplaceAllString(s, "$1$2")
-	}
-	return strings.TrimSpace(s)
-}
-
-var abbrevRE = regexp.MustCompile(`(?i)(\be\.g|\bi\.e|\betc|\bvs|\bmr|\bmrs|\bdr|\bno|\bapprox)$`)
-
-func endsWithAbbrev(s string) bool { return abbrevRE.MatchString(s) }
-
 // splitClauses splits a sentence at commas, semicolons and colons (both
 // widths), keeping each delimiter with the clause before it so that the
 // clauses join back into the sentence.
@@ -148,25 +72,6 @@ func isQuestion(s string) bool {
 	}
 	return questionStartEN.MatchString(s) || questionZH.MatchString(s)
 }
-
-// clipRunes cuts s to at most n runes, at a word boundary when one is
-// near, marking the cut with "…".
-func clipRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	cut := n - 1
-	for i := cut; i > n*3/4; i-- {
-		if unicode.IsSpace(r[i]) {
-			cut = i
-			break
-		}
-	}
-	return strings.TrimRightFunc(string(r[:cut]), func(r rune) bool { return unicode.IsSpace(r) || r == ',' || r == '，' }) + "…"
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // capitalize upper-cases the first letter of an English sentence.
 func capitalize(s string) string {

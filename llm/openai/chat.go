@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 type chatMessage struct {
@@ -95,7 +96,7 @@ func (c *Client) Chat(ctx context.Context, r memory.ChatRequest) (memory.ChatRes
 		if name == "" {
 			name = "response"
 		}
-		req.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchemaFormat{Name: clip(name, 64), Schema: r.Schema, Strict: true}}
+		req.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchemaFormat{Name: runes.Clip(name, 64), Schema: r.Schema, Strict: true}}
 		data, err = c.post(ctx, op, c.chatURL, model, req)
 		if err != nil && jsonSchemaUnsupported(err) {
 			c.noJSONSch.Store(true)
@@ -155,7 +156,7 @@ func parseChat(op, model string, data []byte, structured bool, maxTokens int) (m
 	}
 	ch := resp.Choices[0]
 	if ch.Message.Refusal != "" {
-		return out, memory.Invalidf(op, "model %s refused: %s", model, clip(ch.Message.Refusal, 300))
+		return out, memory.Invalidf(op, "model %s refused: %s", model, runes.Clip(ch.Message.Refusal, 300))
 	}
 	if ch.FinishReason == "length" {
 		return out, memory.Invalidf(op, "model %s stopped at the token limit (max_tokens %d) before finishing: raise MaxTokens or shorten the prompt", model, maxTokens)
@@ -167,7 +168,7 @@ func parseChat(op, model string, data []byte, structured bool, maxTokens int) (m
 	if structured {
 		out.Content = stripFences(out.Content)
 		if !json.Valid([]byte(out.Content)) {
-			return out, fmt.Errorf("%s: model %s: %w: %s", op, model, ErrNotJSON, clip(out.Content, 200))
+			return out, fmt.Errorf("%s: model %s: %w: %s", op, model, ErrNotJSON, runes.Clip(out.Content, 200))
 		}
 	}
 	return out, nil

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // maxResponseBytes bounds how much of an answer is read; embeddings of a
@@ -223,7 +224,7 @@ func parseError(status int, body []byte) *StatusError {
 	if se.Message == "" {
 		se.Message = strings.TrimSpace(string(body))
 	}
-	se.Message = clip(se.Message, 500)
+	se.Message = runes.Clip(se.Message, 500)
 	return se
 }
 
@@ -248,16 +249,3 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 	}
 	return 0
 }
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,9 +1,10 @@
-package memory
+package inject
 
 import "testing"
 
-// TestInjected checks the tiers the pipeline uses on plain cases; the
-// detector's quality on texts written apart is measured in lang/inject.
+// TestInjected checks the tiers the pipeline uses on plain cases (the
+// memory.Screener the Detector is); the detector's quality on texts
+// written apart is measured by TestHeldOutQuality.
 func TestInjected(t *testing.T) {
 	for _, tt := range []struct {
 		text          string
@@ -18,11 +19,12 @@ func TestInjected(t *testing.T) {
 		{"Never deploy to production on Fridays.", false, false},
 		{"", false, false},
 	} {
-		if got := Injected(tt.text); got != tt.injected {
-			t.Errorf("Injected(%q) = %v, want %v", tt.text, got, tt.injected)
+		injected, ilk := Detector{}.Screen(tt.text)
+		if injected != tt.injected {
+			t.Errorf("Injected(%q) = %v, want %v", tt.text, injected, tt.injected)
 		}
-		if got := InstructionLike(tt.text); got != tt.ilk {
-			t.Errorf("InstructionLike(%q) = %v, want %v", tt.text, got, tt.ilk)
+		if ilk != tt.ilk {
+			t.Errorf("InstructionLike(%q) = %v, want %v", tt.text, ilk, tt.ilk)
 		}
 	}
 }
