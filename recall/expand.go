@@ -60,6 +60,9 @@ func expandQuery(lx *lexicon.Lexicon, text string) expansion {
 		for _, s := range lx.Synonyms(t) {
 			add(t, []string{s})
 		}
+		for _, s := range lx.Related(t) {
+			add(t, []string{s})
+		}
 	}
 	return out
 }

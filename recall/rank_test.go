@@ -71,8 +71,8 @@ func TestRerankWeights(t *testing.T) {
 	for _, res := range r.Results {
 		b := res.Breakdown
 		w := DefaultWeights
-		if final := w.Relevance*b.Fused + w.Recency*b.Recency + w.Confidence*b.Confidence + w.Usage*b.Usage; !approx(final, b.Final) || !approx(res.Score, b.Final) {
-			t.Errorf("%s: final %v, score %v, want the weighted sum %v of %+v", res.Memory.ID, b.Final, res.Score, final, b)
+		if final := b.Fused * (w.Relevance + w.Recency*b.Recency + w.Confidence*b.Confidence + w.Usage*b.Usage); !approx(final, b.Final) || !approx(res.Score, b.Final) {
+			t.Errorf("%s: final %v, score %v, want the fused score %v scaled by the weighted sum of %+v", res.Memory.ID, b.Final, res.Score, final, b)
 		}
 	}
 	if rec := r.Results[0].Breakdown.Recency; rec < 0.99 {
@@ -127,7 +127,7 @@ func TestContextWindow(t *testing.T) {
 		return out
 	}
 
-	e := newEnv(t, Config{NoUsage: true, Weights: Weights{Relevance: 1, Recency: 0, Confidence: 0, Usage: 0}})
+	e := newEnv(t, Config{NoUsage: true, Weights: Weights{Relevance: 1, Recency: 0, Confidence: 0, Usage: 0}, Context: -1})
 	e.write(t, turns...)
 	without := fused(e.recall(t, q))
 	if _, ok := without["t2"]; ok {

@@ -410,14 +410,17 @@ func (e *Engine) rank(c rankView, q memory.Query, parsed Parsed, x expansion, f 
 	// Absolute relevance of every candidate; with a context window a
 	// neighbour borrows relevance as it borrows rank.
 	rq := relevanceTerms(parsed.Text, e.deps.Lexicon, x)
+	judge := e.relevanceJudge(parsed.Text)
 	relevance := map[string]float64{}
+	prob := map[string]float64{}
 	for _, l := range lists {
 		for _, id := range l.ids {
 			if _, ok := relevance[id]; ok {
 				continue
 			}
 			if en := c.entry(id); en != nil {
-				r := c.coverage(rq, en)
+				r, p := judge.relevance(&en.mem, c.coverage(rq, en))
+				prob[id] = p
 				if e.cfg.VectorRelevance {
 					r = max(r, vectorRelevance(cosine[id]))
 				}
@@ -464,6 +467,12 @@ func (e *Engine) rank(c rankView, q memory.Query, parsed Parsed, x expansion, f 
 			continue
 		}
 		m := &en.mem
+		if judge.model != nil {
+			// The model's probability that the memory answers ranks as
+			// much as the fused similarity: of two memories that share
+			// the query's words, the one that answers it comes first.
+			rel = (rel + prob[id]) / 2
+		}
 		if tf != nil && e.cfg.Fusion == FusionWeighted {
 			in := 0.0
 			if tf.Match(en.doc) {
@@ -493,7 +502,10 @@ func (e *Engine) rank(c rankView, q memory.Query, parsed Parsed, x expansion, f 
 		if e.cfg.MinRelevance >= 0 && !b.Relevant {
 			continue
 		}
-		b.Final = w.Relevance*b.Fused + w.Recency*b.Recency + w.Confidence*b.Confidence + w.Usage*b.Usage
+		// Recency, confidence and usage scale what is relevant instead of
+		// adding to it: they reorder memories about as relevant as each
+		// other, and never lift a weak match over a strong one.
+		b.Final = b.Fused * (w.Relevance + w.Recency*b.Recency + w.Confidence*b.Confidence + w.Usage*b.Usage)
 		cands = append(cands, scored{en, b})
 	}
 	// What the user holds now comes before what they held before: a

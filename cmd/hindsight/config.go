@@ -58,7 +58,8 @@ var envHelp = map[string]string{
 	"HINDSIGHT_EMBED_MODEL":          "embedding model; unset means the offline embedder",
 	"HINDSIGHT_LLM_QUERY_PARSING":    "let the LLM parse recall queries (false)",
 	"HINDSIGHT_TIMEZONE":             "time zone of time words in recall queries (\"last week\", \"上周\") and of times and dates given without a zone, e.g. Asia/Shanghai (UTC)",
-	"HINDSIGHT_RECALL_MIN_RELEVANCE": "absolute relevance a memory needs to be recalled, 0–1 (0.2; negative: off)",
+	"HINDSIGHT_RECALL_MIN_RELEVANCE": "absolute relevance a memory needs to be recalled, 0–1 (the relevance model's threshold; negative: off)",
+	"HINDSIGHT_RECALL_RELEVANCE":     "how recall judges relevance: model (learned) or rule (the share of the query's terms a memory holds) (model)",
 	"HINDSIGHT_PII_POLICY":           "personal data policy: CLASS=keep|mask|drop for email, phone, address, card, national_id, ip (cards and national IDs masked)",
 	"HINDSIGHT_REDACTION_KEY":        "key of the hash in secret placeholders, 16+ characters (unset: the deployment's, kept in the store)",
 	"HINDSIGHT_ALLOWED_ORIGINS":      "browser origins allowed to call the MCP server besides its own, comma-separated (others get 403)",
@@ -68,7 +69,7 @@ var envHelp = map[string]string{
 
 var stackEnvs = []string{
 	"HINDSIGHT_DATA_DIR", "HINDSIGHT_TENANT", "HINDSIGHT_MCP_ADDR", "HINDSIGHT_TOKENS_FILE", "HINDSIGHT_TASK_QUEUE",
-	"HINDSIGHT_LOG_LEVEL", "HINDSIGHT_TIMEZONE", "HINDSIGHT_CACHE", "HINDSIGHT_CHDB_LIB", "HINDSIGHT_EMBED_DIM", "HINDSIGHT_MERGE_THRESHOLD", "HINDSIGHT_RECALL_MIN_RELEVANCE",
+	"HINDSIGHT_LOG_LEVEL", "HINDSIGHT_TIMEZONE", "HINDSIGHT_CACHE", "HINDSIGHT_CHDB_LIB", "HINDSIGHT_EMBED_DIM", "HINDSIGHT_MERGE_THRESHOLD", "HINDSIGHT_RECALL_MIN_RELEVANCE", "HINDSIGHT_RECALL_RELEVANCE",
 	"HINDSIGHT_PII_POLICY", "HINDSIGHT_REDACTION_KEY", "HINDSIGHT_PAYLOAD_KEY", "HINDSIGHT_KEEP_RAW_EVENTS", "HINDSIGHT_ALLOWED_ORIGINS",
 	"TEMPORAL_ADDR", "TEMPORAL_NAMESPACE",
 	"CLICKHOUSE_ADDR", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD", "CLICKHOUSE_CLUSTER", "CLICKHOUSE_RETENTION_DAYS",
@@ -197,6 +198,13 @@ func (s *stackFlags) workerConfig(log *slog.Logger) (app.Config, error) {
 			return cfg, fmt.Errorf("HINDSIGHT_RECALL_MIN_RELEVANCE=%q: want a number up to 1 (negative turns the threshold off)", v)
 		}
 		cfg.Recall.MinRelevance = t
+	}
+	switch v := os.Getenv("HINDSIGHT_RECALL_RELEVANCE"); v {
+	case "", "model":
+	case "rule":
+		cfg.Recall.RuleRelevance = true
+	default:
+		return cfg, fmt.Errorf("HINDSIGHT_RECALL_RELEVANCE=%q: want model (the learned relevance model) or rule (the share of the query's terms a memory holds)", v)
 	}
 	return cfg, nil
 }

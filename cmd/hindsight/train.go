@@ -15,14 +15,18 @@ import (
 	"github.com/hindsight-memory/hindsight/lang/classify"
 	"github.com/hindsight-memory/hindsight/lang/inject"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
+	"github.com/hindsight-memory/hindsight/recall"
 )
 
 func runTrain(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) > 0 && args[0] == "injection" {
 		return runTrainInjection(ctx, args[1:], out)
 	}
+	if len(args) > 0 && args[0] == "relevance" {
+		return runTrainRelevance(ctx, args[1:], out)
+	}
 	if len(args) == 0 || args[0] != "classifiers" {
-		fmt.Fprint(os.Stderr, "Usage: hindsight train classifiers|injection [flags]\n\n  classifiers  the user-statement and agent-insight sentence classifiers of the offline write path\n  injection    the detector of memories that read as instructions to the agent (quarantine)\n")
+		fmt.Fprint(os.Stderr, "Usage: hindsight train classifiers|injection|relevance [flags]\n\n  classifiers  the user-statement and agent-insight sentence classifiers of the offline write path\n  injection    the detector of memories that read as instructions to the agent (quarantine)\n  relevance    recall's model of whether a memory answers a query\n")
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 			return nil
 		}
@@ -256,5 +260,50 @@ data and never trained on, with every miss and false alarm.`)
 		return err
 	}
 	fmt.Fprintf(out, "wrote %s (%d bytes)\n", *outFile, b.Len())
+	return nil
+}
+
+func runTrainRelevance(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("train relevance", "[flags]", `
+Train recall's relevance model (the probability that a memory answers a
+query) on the labelled pairs in --data (see its README.md), choose its
+threshold on their held-out split, print the held-out scores, and write
+the model and the held-out precision/recall curve to --out, where the
+binary embeds the model from (recall/models). It needs the dictionaries
+(make dicts): the model reads translations, synonyms, broader words and
+definitions. Training is deterministic.`, "HINDSIGHT_DICTS")
+	data := fs.String("data", filepath.Join("recall", "data"), "folder of labelled *.jsonl files")
+	outDir := fs.String("out", filepath.Join("recall", "models"), "folder to write the model and its curve to")
+	dry := fs.Bool("dry-run", false, "measure only; write nothing")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	lx, err := lexicon.Load(lexicon.Dir())
+	if err != nil {
+		return err
+	}
+	groups, unrelated, err := recall.LoadRelevanceData(os.DirFS(*data), ".")
+	if err != nil {
+		return fmt.Errorf("%s: %w", *data, err)
+	}
+	m, rep, err := recall.TrainRelevance(groups, unrelated, lx, recall.RelevanceOptions())
+	if err != nil {
+		return err
+	}
+	rep.WriteText(out)
+	if *dry {
+		return nil
+	}
+	var buf, curve bytes.Buffer
+	if err := m.Encode(&buf); err != nil {
+		return err
+	}
+	rep.WriteCurve(&curve)
+	for name, b := range map[string][]byte{recall.RelevanceModelFile: buf.Bytes(), "relevance.curve.tsv": curve.Bytes()} {
+		if err := os.WriteFile(filepath.Join(*outDir, filepath.Base(name)), b, 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "relevance: %d features, %d bytes → %s\n", m.Size(), buf.Len(), filepath.Join(*outDir, filepath.Base(recall.RelevanceModelFile)))
 	return nil
 }

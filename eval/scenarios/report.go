@@ -98,14 +98,17 @@ type ScenarioSummary struct {
 
 // Report is a run's result.
 type Report struct {
-	Corpus    string            `json:"corpus,omitempty"`
-	Sessions  int               `json:"sessions"`
-	Overall   Summary           `json:"overall"`
-	Langs     []TagSummary      `json:"langs"`
-	Tags      []TagSummary      `json:"tags"`
-	Scenarios []ScenarioSummary `json:"scenarios"`
-	Failures  []Check           `json:"failures"`
-	Seconds   float64           `json:"seconds"`
+	Corpus   string  `json:"corpus,omitempty"`
+	Sessions int     `json:"sessions"`
+	Overall  Summary `json:"overall"`
+	// CrossLanguage counts the probes asked in the other language from
+	// their scenario's (Check.CrossLang).
+	CrossLanguage Summary           `json:"cross_language"`
+	Langs         []TagSummary      `json:"langs"`
+	Tags          []TagSummary      `json:"tags"`
+	Scenarios     []ScenarioSummary `json:"scenarios"`
+	Failures      []Check           `json:"failures"`
+	Seconds       float64           `json:"seconds"`
 }
 
 func buildReport(corpus string, ss []Scenario, rs []scenarioResult, took time.Duration) Report {
@@ -133,6 +136,9 @@ func buildReport(corpus string, ss []Scenario, rs []scenarioResult, took time.Du
 		for _, c := range res.checks {
 			for _, g := range groups {
 				g.add(c)
+			}
+			if c.CrossLang {
+				r.CrossLanguage.add(c)
 			}
 			sum.Checks++
 			if c.Pass {
@@ -193,6 +199,8 @@ func (r Report) WriteText(w io.Writer) error {
 		row("lang "+l.Tag, l.Summary)
 	}
 	row("overall", r.Overall)
+	fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t")
+	row("cross-language probes", r.CrossLanguage)
 	tw.Flush()
 	fmt.Fprintln(&b, "\ncells: share that held (held/checked); extraction = expected memories distilled, noise = sessions within max_memories,")
 	fmt.Fprintln(&b, "final = live/not_live/once/max_live, top1/top3/forbid/none = recall probes, all = every check")

@@ -71,6 +71,18 @@ type Check struct {
 	Pass  bool   `json:"pass"`
 	// Found is what was found instead, for a failed check.
 	Found string `json:"found,omitempty"`
+	// CrossLang marks a probe asked in the other language from its
+	// scenario's (a Chinese question in an English scenario, or the
+	// reverse).
+	CrossLang bool `json:"cross_lang,omitempty"`
+}
+
+// crossLang reports whether a query is in the other language from a
+// scenario's: Chinese in an English scenario, none in a Chinese one.
+// Mixed scenarios have no other language.
+func crossLang(lang, query string) bool {
+	zh := strings.IndexFunc(query, runes.IsCJK) >= 0
+	return lang == "en" && zh || lang == "zh" && !zh
 }
 
 // Run runs every scenario of c on sys and reports. A scenario that cannot
@@ -234,6 +246,18 @@ func runScenario(ctx context.Context, sys System, s Scenario, tenant string) sce
 		}
 	}
 
+	// The live memories, for telling apart a probe whose answer recall
+	// missed from one whose answer was never stored.
+	var live []memory.Memory
+	if failed == nil && len(s.Probes) > 0 {
+		if all, err := sys.Memories(ctx, tenant); err == nil {
+			for _, m := range all {
+				if m.Status == memory.StatusLive && (m.Scope.Kind() == memory.ScopeShared || m.Scope.Owner() == "") {
+					live = append(live, m)
+				}
+			}
+		}
+	}
 	for _, p := range s.Probes {
 		where := fmt.Sprintf("probe %q", p.Query)
 		if p.UserID != "" {
@@ -245,7 +269,7 @@ func runScenario(ctx context.Context, sys System, s Scenario, tenant string) sce
 			got, err = sys.Recall(ctx, tenant, p)
 		}
 		probe := func(t CheckType, want string, ok func() (bool, string)) {
-			c := Check{Type: t, Where: where, Want: want}
+			c := Check{Type: t, Where: where, Want: want, CrossLang: crossLang(s.Lang, p.Query)}
 			if err != nil {
 				c.Found = err.Error()
 			} else if pass, found := ok(); pass {
@@ -261,7 +285,7 @@ func runScenario(ctx context.Context, sys System, s Scenario, tenant string) sce
 				if len(got) > 0 && m.Matches(got[0]) {
 					return true, ""
 				}
-				return false, rankedFound(got, m)
+				return false, rankedFound(got, m, live)
 			})
 		}
 		if p.Top3 != nil {
@@ -270,7 +294,7 @@ func runScenario(ctx context.Context, sys System, s Scenario, tenant string) sce
 				if slices.ContainsFunc(got[:min(3, len(got))], m.Matches) {
 					return true, ""
 				}
-				return false, rankedFound(got, m)
+				return false, rankedFound(got, m, live)
 			})
 		}
 		if len(p.Forbid) > 0 {
@@ -309,18 +333,25 @@ func filterMemories(ms []memory.Memory, keep func(memory.Memory) bool) []memory.
 	return out
 }
 
-// rankedFound says what recall returned instead, and where the wanted
-// memory was if it was returned at all.
-func rankedFound(got []memory.Memory, m Matcher) string {
-	if len(got) == 0 {
-		return "no results"
-	}
+// rankedFound says what recall returned instead, where the wanted memory
+// was if it was returned at all, and, if not, whether a live memory of
+// the shared space (live) is the one wanted: recall missed it, or it was
+// never stored.
+func rankedFound(got []memory.Memory, m Matcher, live []memory.Memory) string {
+	s := "no results"
 	at := slices.IndexFunc(got, m.Matches)
-	s := "first: " + describe(got[0])
-	if at > 0 {
-		s += fmt.Sprintf("; the wanted memory came at rank %d", at+1)
-	} else {
+	if len(got) > 0 {
+		s = "first: " + describe(got[0])
+		if at > 0 {
+			return s + fmt.Sprintf("; the wanted memory came at rank %d", at+1)
+		}
 		s += fmt.Sprintf("; not among the %d results", len(got))
+	}
+	if i := slices.IndexFunc(live, m.Matches); i >= 0 {
+		return s + "; live but not returned: " + describe(live[i])
+	}
+	if live != nil {
+		return s + "; no live shared memory is the one wanted"
 	}
 	return s
 }

@@ -119,7 +119,7 @@ func Err() error {
 
 // indexVersion names the derived index format; bump it when loading
 // changes what the index holds.
-const indexVersion = "lexicon-index-v3"
+const indexVersion = "lexicon-index-v4"
 
 // Load reads the dictionaries installed under dir. Reading the sources
 // takes about two seconds, so the first load also writes a derived index
@@ -446,7 +446,43 @@ func (l *Lexicon) loadWordNet(dir string) error {
 			return err
 		}
 	}
+	// A word that many definitions use, or that is the broader word of
+	// many ("someone", "act", "person", "used"), says nothing of any one.
+	dropCommon(l.gloss, maxGlossDF)
+	dropCommon(l.broader, maxBroaderDF)
 	return nil
+}
+
+// Stems a definition or a hypernym may be shared by before they are too
+// common to tell words apart (WordNet has about 90,000 stems with a
+// definition).
+const (
+	maxGlossDF   = 300
+	maxBroaderDF = 200
+)
+
+// dropCommon removes from every list of m the stems that more than maxDF
+// lists hold.
+func dropCommon(m map[string][]string, maxDF int) {
+	df := map[string]int{}
+	for _, ss := range m {
+		for _, s := range ss {
+			df[s]++
+		}
+	}
+	for k, ss := range m {
+		kept := ss[:0]
+		for _, s := range ss {
+			if df[s] <= maxDF {
+				kept = append(kept, s)
+			}
+		}
+		if len(kept) == 0 {
+			delete(m, k)
+		} else {
+			m[k] = kept
+		}
+	}
 }
 
 func stemOf(w string) string {

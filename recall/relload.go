@@ -1,0 +1,123 @@
+package recall
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"sync"
+
+	"github.com/hindsight-memory/hindsight/lang/lexicon"
+	"github.com/hindsight-memory/hindsight/learn"
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+//go:generate go run ../cmd/hindsight train relevance --data data --out models
+
+// RelevanceModelFile is where the shipped relevance model is kept.
+const RelevanceModelFile = "models/relevance.model.gz"
+
+//go:embed models
+var relModelFiles embed.FS
+
+var relModel struct {
+	once  sync.Once
+	model *learn.Model
+	err   error
+}
+
+// relevanceModel returns the shipped relevance model, read once. It fails
+// only if the file is missing or was trained on other features, which a
+// test catches before release.
+func relevanceModel() (*learn.Model, error) {
+	relModel.once.Do(func() {
+		data, err := relModelFiles.ReadFile(RelevanceModelFile)
+		if err != nil {
+			relModel.err = fmt.Errorf("relevance model: %w", err)
+			return
+		}
+		m, err := learn.Decode(bytes.NewReader(data))
+		if err != nil {
+			relModel.err = err
+			return
+		}
+		if m.Features != relFeatureVersion {
+			relModel.err = fmt.Errorf("relevance model: trained on features %q, this build computes %q: retrain (hindsight train relevance)", m.Features, relFeatureVersion)
+			return
+		}
+		relModel.model = m
+	})
+	return relModel.model, relModel.err
+}
+
+// RelevanceOptions are the options the relevance model is trained with.
+func RelevanceOptions() learn.Options {
+	return learn.Options{Epochs: 30, Rate: 0.1, L2: 1e-5, MinCount: 1, Bags: 3}
+}
+
+// relJudge gives one query's relevance to each candidate: the learned
+// model's probability when it is there and recall is not told to use the
+// rule (Config.RuleRelevance), else the rule relevance itself.
+type relJudge struct {
+	model *learn.Model
+	query string
+	prof  *relProfile
+	lx    *lexicon.Lexicon
+}
+
+// relevanceJudge prepares the judge of one query.
+func (e *Engine) relevanceJudge(query string) relJudge {
+	if e.cfg.RuleRelevance {
+		return relJudge{}
+	}
+	m, err := relevanceModel()
+	if err != nil {
+		return relJudge{} // TestRelevanceModelShipped catches this
+	}
+	return relJudge{model: m, query: query, prof: profileOf(query, e.deps.Lexicon), lx: e.deps.Lexicon}
+}
+
+// relevance is m's relevance to the query, given its rule relevance (the
+// rule's, or, where the rule finds too little, what the model's
+// probability maps to: modelRelevance), and the model's probability (0
+// without evidence or without a model).
+func (j relJudge) relevance(m *memory.Memory, rule float64) (float64, float64) {
+	if j.model == nil {
+		return rule, 0
+	}
+	f := relFeatures(j.query, j.prof, memoryProfile(m, j.lx), rule, m.Kind, j.lx)
+	if !relAsked(f) {
+		return rule, 0
+	}
+	p := j.model.Score(f)
+	if rule >= DefaultMinRelevance {
+		return rule, p
+	}
+	return max(rule, modelRelevance(p, j.model.Threshold, DefaultMinRelevance)), p
+}
+
+// memoryProfiles caches the profiles of memory texts: a memory is read
+// by every recall it is a candidate of. The cache is dropped when full.
+var memoryProfiles struct {
+	sync.Mutex
+	m map[string]*relProfile
+}
+
+const maxCachedProfiles = 16384
+
+func memoryProfile(m *memory.Memory, lx *lexicon.Lexicon) *relProfile {
+	text := memoryText(*m)
+	memoryProfiles.Lock()
+	p, ok := memoryProfiles.m[text]
+	memoryProfiles.Unlock()
+	if ok {
+		return p
+	}
+	p = profileOf(text, lx)
+	memoryProfiles.Lock()
+	if memoryProfiles.m == nil || len(memoryProfiles.m) >= maxCachedProfiles {
+		memoryProfiles.m = make(map[string]*relProfile, 1024)
+	}
+	memoryProfiles.m[text] = p
+	memoryProfiles.Unlock()
+	return p
+}

@@ -1,0 +1,422 @@
+package recall
+
+import (
+	"math"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/hindsight-memory/hindsight/lang"
+	"github.com/hindsight-memory/hindsight/lang/lexicon"
+	"github.com/hindsight-memory/hindsight/learn"
+	"github.com/hindsight-memory/hindsight/memory"
+)
+
+// The learned relevance model reads a query and a memory as what each
+// speaks of, and how closely: every unit of meaning of a text (an English
+// stem, a Chinese word) is matched to the other text's units directly, or
+// through the lexicon at one remove (a synonym, a derived form, a
+// translation) or two (a broader word, a word of its definition, the
+// synonym of a translation). A paraphrase that shares no word with the
+// memory ("Should the quote show VAT?" against "Always quote net
+// amounts, tax excluded.") still meets it: VAT's definition is "a tax
+// levied on …". The model weighs how much of the query is met at each
+// remove, how much of the memory, the rule relevance (coverageOf), what
+// is left unmet, values, and the languages, and gives the probability
+// that the memory answers the query. It is trained on labelled pairs
+// written for it (recall/data), and its threshold is chosen on their
+// held-out split.
+
+// The model ranks and is a second opinion. A memory that holds at least
+// DefaultMinRelevance of the query's weighted terms (the rule, coverageOf)
+// is relevant, as it always was; of the memories the rule finds too
+// little in (a paraphrase, the other language, a task the memory applies
+// to) and that meet the query at least at one remove, the model admits
+// those it is confident answer (above its threshold, chosen on the held-
+// out split for a precision of relMinPrecision), with a relevance between
+// the rule's threshold and 1 by its probability (modelRelevance), so that
+// relevance keeps one scale. And among the relevant, its probability
+// ranks as much as the fused similarity.
+
+// relAsked reports whether the model is asked about a pair with these
+// features (relFeatures): there is some evidence.
+func relAsked(f []learn.Feature) bool { return f != nil }
+
+// modelRelevance maps the model's probability p to relevance: below its
+// threshold nothing (the rule's own relevance stands), above it from min
+// (the recall threshold) up to 1.
+func modelRelevance(p, threshold, min float64) float64 {
+	if p < threshold || threshold >= 1 {
+		return 0
+	}
+	return min + (1-min)*(p-threshold)/(1-threshold)
+}
+
+// relFeatureVersion names the features; a model trained on others is
+// refused.
+const relFeatureVersion = "relevance-v1"
+
+// Removes of a match: the unit itself, one step through the lexicon, two.
+const (
+	relDirect = 0
+	relNear   = 1
+	relFar    = 2
+	relNone   = 255
+)
+
+// minFarSpecificity is the specificity a broader word or a definition's
+// word needs to count: "act", "thing", "person" say nothing.
+const minFarSpecificity = 0.35
+
+// minSharedSpecificity is the specificity a key met through the lexicon
+// needs: two texts that both lead to "get" or "number" share nothing.
+const minSharedSpecificity = 0.5
+
+// keySpecificity is lang.Specificity of a key: a Chinese word's is its
+// bigrams' mean.
+func keySpecificity(k string) float64 {
+	if !lang.HasCJK(k) || utf8.RuneCountInString(k) < 2 {
+		return lang.Specificity(k)
+	}
+	bs := bigrams(k)
+	spec := 0.0
+	for _, b := range bs {
+		spec += lang.Specificity(b)
+	}
+	return spec / float64(len(bs))
+}
+
+// relUnit is one unit of meaning of a text.
+type relUnit struct {
+	key    string
+	weight float64
+	value  bool // holds a digit: a number, a version, an identifier
+	cjk    bool
+}
+
+// relProfile is what a text speaks of: its units, and every key it may be
+// met by with the closest remove at which one of its units reaches it;
+// and the shapes of answers it holds.
+type relProfile struct {
+	units []relUnit
+	keys  map[string]relKey
+	cjk   float64 // the share of its units' weight that is Chinese
+	// number, time and name say it holds a number, a time or date word,
+	// or a name.
+	number, time, name bool
+}
+
+// relKey is how closely a profile reaches a key, and whether through a
+// broader word or a definition.
+type relKey struct {
+	level uint8
+	far   bool
+}
+
+// profileOf reads text's profile with the lexicon (nil: direct matches
+// only).
+func profileOf(text string, lx *lexicon.Lexicon) *relProfile {
+	p := &relProfile{keys: map[string]relKey{}}
+	seen := map[string]bool{}
+	add := func(u relUnit) {
+		if seen[u.key] {
+			return
+		}
+		seen[u.key] = true
+		p.units = append(p.units, u)
+		unitKeys(u, lx, func(k string, level uint8, far bool) {
+			if old, ok := p.keys[k]; !ok || level < old.level || level == old.level && old.far && !far {
+				p.keys[k] = relKey{level, far}
+			}
+		})
+	}
+	for _, r := range lang.Runs(text) {
+		if !r.CJK {
+			if lang.IsStopWord(r.Text) {
+				continue
+			}
+			st := lang.Stem(r.Text)
+			add(relUnit{key: st, weight: weightWord * specWeight(lang.Specificity(st)), value: hasDigit(r.Text)})
+			continue
+		}
+		var words []string
+		if lx != nil {
+			words = lx.Segment(r.Text)
+		} else {
+			words = runBigrams(r.Text)
+		}
+		for _, w := range words {
+			rs := []rune(w)
+			if len(rs) == 1 {
+				if !lang.IsCJKStopChar(rs[0]) {
+					add(relUnit{key: w, weight: weightCJKChar * specWeight(lang.Specificity(w)), cjk: true})
+				}
+				continue
+			}
+			spec := 0.0
+			bs := bigrams(w)
+			for _, b := range bs {
+				spec += lang.Specificity(b)
+			}
+			add(relUnit{key: w, weight: weightCJKBigram * specWeight(spec/float64(len(bs))), cjk: true})
+		}
+	}
+	p.number = strings.IndexFunc(text, unicode.IsDigit) >= 0
+	p.time = timeWordRE.MatchString(text)
+	p.name = nameRE.MatchString(text)
+	total, zh := 0.0, 0.0
+	for _, u := range p.units {
+		total += u.weight
+		if u.cjk {
+			zh += u.weight
+		}
+	}
+	if total > 0 {
+		p.cjk = zh / total
+	}
+	return p
+}
+
+var (
+	timeWordRE = regexp.MustCompile(`(?i)\b(?:mon|tues|wednes|thurs|fri|satur|sun)day|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|\b\d{1,2}(?::\d\d|\s?[ap]m)\b|\b(?:daily|weekly|monthly|quarterly|yearly|annually|morning|evening|noon|midnight|deadline|hours?|days?|weeks?|months?|years?)\b|周[一二三四五六日末]|星期|[上下每]午|早上|晚上|点|号|月|天|小时|分钟|季度|年`)
+	nameRE     = regexp.MustCompile(`[a-z,;:] (?:[A-Z][a-z]+)|先生|女士|经理|老师|主管|总监|负责人`)
+)
+
+func specWeight(spec float64) float64 { return minSpecificity + (1-minSpecificity)*spec }
+
+func hasDigit(s string) bool { return strings.IndexFunc(s, unicode.IsDigit) >= 0 }
+
+// unitKeys calls f with every key a unit may be met by and its remove.
+// A Chinese word is also met by its bigrams (the other text may segment
+// around it differently), and through its English glosses; an English
+// stem through its Chinese words, synonyms, related forms, broader words
+// and the words of its definition.
+func unitKeys(u relUnit, lx *lexicon.Lexicon, f func(key string, level uint8, far bool)) {
+	f(u.key, relDirect, false)
+	if u.cjk {
+		rs := []rune(u.key)
+		if len(rs) == 1 {
+			return // a character alone has too many senses to translate
+		}
+		if len(rs) > 2 {
+			for _, b := range bigrams(u.key) {
+				f(b, relDirect, false)
+			}
+		}
+		for _, g := range lx.English(u.key) {
+			if len(g) == 1 {
+				f(g[0], relNear, false)
+				for _, s := range lx.Synonyms(g[0]) {
+					f(s, relFar, false)
+				}
+				continue
+			}
+			for _, t := range g {
+				if lang.Specificity(t) >= minFarSpecificity {
+					f(t, relFar, true)
+				}
+			}
+		}
+		return
+	}
+	if u.value {
+		return // a value is met as it is written
+	}
+	for _, w := range lx.Chinese(u.key) {
+		if utf8.RuneCountInString(w) > 1 { // a character alone means too much
+			f(w, relNear, false)
+		}
+	}
+	for _, s := range lx.Synonyms(u.key) {
+		f(s, relNear, false)
+	}
+	for _, s := range lx.Related(u.key) {
+		f(s, relNear, false)
+	}
+	for _, list := range [][]string{lx.Broader(u.key), lx.Gloss(u.key)} {
+		for _, s := range list {
+			if lang.Specificity(s) >= minFarSpecificity {
+				f(s, relFar, true)
+			}
+		}
+	}
+}
+
+// distance is the closest remove at which unit u of one text meets the
+// other text's profile p: the sum of the two sides' removes over the keys
+// they share (0 to 4), or relNone; far says the closest went through a
+// broader word or a definition.
+func distance(u relUnit, lx *lexicon.Lexicon, p *relProfile) (d uint8, far bool) {
+	d = relNone
+	unitKeys(u, lx, func(k string, level uint8, viaFar bool) {
+		e, ok := p.keys[k]
+		if !ok || level+e.level > 0 && keySpecificity(k) < minSharedSpecificity {
+			return
+		}
+		if n := level + e.level; n < d || n == d && far && !(viaFar || e.far) {
+			d, far = n, viaFar || e.far
+		}
+	})
+	return d, far
+}
+
+// coverageAt is how a text's units meet another text: the share of its
+// weight met at each remove, apart (0: directly; 1: through one synonym,
+// derived form or translation; 2: through two such steps; 3: through a
+// broader word or a definition, or further), the largest weight of a unit
+// met nowhere (what it asks that the other never speaks to), how many of
+// its specific units are met directly, and its values.
+type coverageAt struct {
+	share             [4]float64
+	unmet             float64
+	unmetShare        float64
+	specificDirect    int
+	values, valuesMet int
+}
+
+// specificUnit is the weight from which a unit is specific: a rare word,
+// not a common one.
+const specificUnit = 0.6
+
+func cover(a, b *relProfile, lx *lexicon.Lexicon) coverageAt {
+	var c coverageAt
+	total := 0.0
+	for _, u := range a.units {
+		total += u.weight
+	}
+	if total == 0 {
+		return c
+	}
+	for _, u := range a.units {
+		d, far := distance(u, lx, b)
+		if u.value {
+			c.values++
+			if d == relDirect {
+				c.valuesMet++
+			}
+		}
+		w := u.weight / total
+		switch {
+		case d == relDirect:
+			c.share[0] += w
+			if u.weight >= specificUnit {
+				c.specificDirect++
+			}
+		case d == 1:
+			c.share[1] += w
+		case d == 2 && !far:
+			c.share[2] += w
+		case d <= 3:
+			c.share[3] += w
+		default:
+			c.unmetShare += w
+			c.unmet = math.Max(c.unmet, u.weight)
+		}
+	}
+	return c
+}
+
+// Question words and what answers them, in English and Chinese: a query
+// that asks when, who, where or how many is answered by a memory that
+// holds a time, a person, a place or a number.
+var asks = []struct {
+	name  string
+	words []string
+}{
+	{"when", []string{"when", "时候", "何时", "几点", "哪天", "多久", "日期"}},
+	{"who", []string{"who", "whom", "whose", "谁"}},
+	{"where", []string{"where", "哪里", "哪儿", "在哪"}},
+	{"howmany", []string{"how many", "how much", "how long", "多少", "几个", "几天", "几次", "几张"}},
+	{"which", []string{"which", "what", "哪个", "哪些", "什么"}},
+	{"yesno", []string{"should", "can", "may", "is it", "do we", "do i", "要不要", "能不能", "可以", "是否", "吗"}},
+}
+
+// queryAsks is the question the query asks, or "task" for a request or
+// keywords.
+func queryAsks(q string) string {
+	low := " " + strings.ToLower(q) + " "
+	for _, a := range asks {
+		for _, w := range a.words {
+			if lang.HasCJK(w) && strings.Contains(low, w) || strings.Contains(low, " "+w+" ") {
+				return a.name
+			}
+		}
+	}
+	return "task"
+}
+
+// relFeatures are the model's features for a query's profile against a
+// memory's, with the query's text, the rule relevance (coverageOf) of the
+// pair and the memory's kind.
+//
+// It returns nil when the memory meets nothing of the query, directly or
+// at one remove, and the rule finds nothing either: with no evidence the
+// pair is irrelevant, and the model is not asked (nor trained on it).
+func relFeatures(query string, q, m *relProfile, rule float64, kind memory.Kind, lx *lexicon.Lexicon) []learn.Feature {
+	fwd, back := cover(q, m, lx), cover(m, q, lx)
+	if rule == 0 && fwd.share[0]+fwd.share[1] == 0 {
+		return nil
+	}
+	cross := math.Abs(q.cjk - m.cjk)
+	ask := queryAsks(query)
+	f := []learn.Feature{
+		{Name: "bias", Value: 1},
+		{Name: "rule", Value: rule},
+		{Name: "q.unmet.share", Value: fwd.unmetShare},
+		{Name: "q.specific.direct", Value: math.Min(float64(fwd.specificDirect), 3) / 3},
+		{Name: "cross", Value: cross},
+	}
+	near := fwd.share[0] + fwd.share[1]
+	// Two removes or more through the lexicon (a synonym's synonym, a
+	// definition's word) link nearly any two texts: only the direct and
+	// the one-step matches are evidence.
+	for n := range 2 {
+		f = append(f, learn.Feature{Name: "q.cov" + string(rune('0'+n)), Value: fwd.share[n]},
+			learn.Feature{Name: "cross*q.cov" + string(rune('0'+n)), Value: cross * fwd.share[n]})
+	}
+	f = append(f, learn.Feature{Name: "q.near^2", Value: near * near},
+		learn.Feature{Name: "m.specific.met", Value: math.Min(float64(back.specificDirect), 3) / 3})
+	// What the question asks against what the memory holds, as evidence
+	// in proportion to how much of the query the memory meets.
+	for _, a := range answerShapes(m) {
+		f = append(f, learn.Feature{Name: "asks:" + ask + "&m:" + a + "*q.near", Value: near})
+	}
+	if fwd.values > 0 {
+		f = append(f, learn.Feature{Name: "q.values.met", Value: float64(fwd.valuesMet) / float64(fwd.values)})
+	}
+	return f
+}
+
+// answerShapes are the kinds of answer a memory's text holds: a number,
+// a time or date word, a name (a capitalised word not first in its
+// sentence).
+func answerShapes(m *relProfile) []string {
+	var out []string
+	if m.number {
+		out = append(out, "number")
+	}
+	if m.time {
+		out = append(out, "time")
+	}
+	if m.name {
+		out = append(out, "name")
+	}
+	return out
+}
+
+func indicator(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// memoryText is what the relevance model reads of a memory: its content
+// and, for a lesson, its counter-example.
+func memoryText(m memory.Memory) string {
+	if m.CounterExample == "" {
+		return m.Content
+	}
+	return m.Content + "\n" + m.CounterExample
+}
