@@ -196,7 +196,7 @@ type RelevanceReport struct {
 	// Added counts the held-out pairs the rule rejects and the model
 	// admits: answers, and others.
 	Added [2]int
-	Curve      []learn.PRPoint
+	Curve []learn.PRPoint
 }
 
 // TrainRelevance fits the relevance model to the data's pairs it is asked
