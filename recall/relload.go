@@ -54,9 +54,10 @@ func RelevanceOptions() learn.Options {
 	return learn.Options{Epochs: 30, Rate: 0.1, L2: 1e-5, MinCount: 1, Bags: 3}
 }
 
-// relJudge gives one query's relevance to each candidate: the learned
-// model's probability when it is there and recall is not told to use the
-// rule (Config.RuleRelevance), else the rule relevance itself.
+// relJudge gives one query's relevance to each candidate: the rule's and
+// the learned model's (relevance), when the model is there, the
+// dictionaries are, and recall is not told to use the rule alone
+// (Config.RuleRelevance); else the rule's.
 type relJudge struct {
 	model *learn.Model
 	query string
@@ -66,7 +67,9 @@ type relJudge struct {
 
 // relevanceJudge prepares the judge of one query.
 func (e *Engine) relevanceJudge(query string) relJudge {
-	if e.cfg.RuleRelevance {
+	// The model was trained reading the dictionaries: without them its
+	// features mean something else, and the rule judges alone.
+	if e.cfg.RuleRelevance || e.deps.Lexicon == nil {
 		return relJudge{}
 	}
 	m, err := relevanceModel()
