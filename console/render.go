@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/runes"
 )
 
 // funcs are the templates' helpers.
@@ -29,13 +30,9 @@ func funcs(o Options) template.FuncMap {
 		},
 		"pct":   func(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) },
 		"score": func(f float64) string { return fmt.Sprintf("%.3f", f) },
-		"clip": func(s string, n int) string {
-			r := []rune(strings.TrimSpace(s))
-			if len(r) <= n {
-				return string(r)
-			}
-			return string(r[:n]) + "…"
-		},
+		// clip keeps n runes of a longer text and marks the cut with "…"
+		// (runes.Clip, whose n counts the mark).
+		"clip":  func(s string, n int) string { return runes.Clip(strings.TrimSpace(s), n+1) },
 		"join":  strings.Join,
 		"scope": memory.Scope.Label,
 		"short": func(id string) string {

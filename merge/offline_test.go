@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hindsight-memory/hindsight/internal/memtest"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -137,7 +138,7 @@ func TestOfflineRelateSeedScenario(t *testing.T) {
 func TestOfflineJudgePicksTheLeastDestructiveVerdict(t *testing.T) {
 	j := NewOfflineJudge(OfflineOptions{})
 	pref := func(id, s string, sim float64) memory.Neighbor {
-		return memory.Neighbor{Memory: stored(id, memory.KindPreference, s, "ep_1"), Similarity: sim}
+		return memory.Neighbor{Memory: memtest.Stored(id, memory.KindPreference, s, "ep_1"), Similarity: sim}
 	}
 	c := memory.Candidate{Kind: memory.KindPreference, Content: "Reports should use Beijing time, formatted as YYYY-MM-DD HH:mm."}
 	ns := []memory.Neighbor{
@@ -179,9 +180,9 @@ func TestOfflineJudgePicksTheLeastDestructiveVerdict(t *testing.T) {
 }
 
 func TestConflicts(t *testing.T) {
-	utc := stored("a", memory.KindPreference, "报表用 UTC 时间。")
-	bj := stored("b", memory.KindRule, "报表必须用北京时间。")
-	logs := stored("c", memory.KindPreference, "日志用北京时间。")
+	utc := memtest.Stored("a", memory.KindPreference, "报表用 UTC 时间。")
+	bj := memtest.Stored("b", memory.KindRule, "报表必须用北京时间。")
+	logs := memtest.Stored("c", memory.KindPreference, "日志用北京时间。")
 	if ok, reason := Conflicts(utc, bj); !ok || !strings.Contains(reason, "timezone") {
 		t.Errorf("UTC vs Beijing time reports: %v %q", ok, reason)
 	}

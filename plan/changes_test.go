@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/internal/memtest"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
 func op(id string, now time.Time) Op { return Op{DecisionID: id, WorkflowID: "wf", Now: now} }
 
 func TestPlanCorrect(t *testing.T) {
-	m := stored("mem_a", memory.KindPreference, "Reports should use UTC.", "ep_1")
+	m := memtest.Stored("mem_a", memory.KindPreference, "Reports should use UTC.", "ep_1")
 	now := t0.Add(time.Hour)
 
 	d, err := Correct(op("dec-c", now), m, "Reports should use UTC and ISO 8601 dates.", false)
@@ -62,7 +63,7 @@ func TestPlanCorrect(t *testing.T) {
 }
 
 func TestPlanFeedbackMovesConfidenceAndCountsAsUse(t *testing.T) {
-	m := stored("mem_a", memory.KindLesson, "Batch inserts into ClickHouse.", "ep_1", "ep_2", "ep_3")
+	m := memtest.Stored("mem_a", memory.KindLesson, "Batch inserts into ClickHouse.", "ep_1", "ep_2", "ep_3")
 	m.Decay, m.DecayAnchor, m.Status = 0.28, t0, memory.StatusCold
 	now := t0.Add(3 * 24 * time.Hour)
 
@@ -110,7 +111,7 @@ func TestPlanFeedbackMovesConfidenceAndCountsAsUse(t *testing.T) {
 
 func TestPlanDecaySweepsNeverDrift(t *testing.T) {
 	week := 7 * 24 * time.Hour
-	orig := stored("mem_a", memory.KindFact, "The data warehouse is ClickHouse.", "ep_1")
+	orig := memtest.Stored("mem_a", memory.KindFact, "The data warehouse is ClickHouse.", "ep_1")
 	lc := memory.DefaultLifecycle
 
 	cases := []struct {
@@ -174,7 +175,7 @@ func TestPlanDecaySweepsNeverDrift(t *testing.T) {
 
 func conflictDecision(t *testing.T) (memory.Decision, map[string]memory.Memory, memory.Memory) {
 	t.Helper()
-	old := stored("mem_a", memory.KindPreference, "Reports should use UTC timestamps.", "ep_1", "ep_2")
+	old := memtest.Stored("mem_a", memory.KindPreference, "Reports should use UTC timestamps.", "ep_1", "ep_2")
 	in := mergeInput(memory.Candidate{Kind: memory.KindPreference, Content: "Reports should use Beijing time (UTC+8) timestamps."},
 		"ep_3", memory.VerdictConflicts, "mem_a", old)
 	d, err := Merge(in)

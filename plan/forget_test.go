@@ -5,11 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/internal/memtest"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
 func TestDropSourcesKeepsWhatRemains(t *testing.T) {
-	m := stored("mem_a", memory.KindLesson, "Read the export with encoding='gbk'.", "ep_1", "ep_2")
+	m := memtest.Stored("mem_a", memory.KindLesson, "Read the export with encoding='gbk'.", "ep_1", "ep_2")
 	m.Evidence = []string{"ev_of_1", "ev_of_2"}
 	now := t0.Add(time.Hour)
 

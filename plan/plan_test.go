@@ -7,25 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/internal/memtest"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
-var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+var t0 = memtest.T0
 
-const tenant = "acme"
-
-// stored returns version 1 of a live memory as Merge would have
-// inserted it from one episode.
-func stored(id string, kind memory.Kind, content string, sources ...string) memory.Memory {
-	m := memory.Memory{
-		ID: id, Tenant: tenant, Version: 1, Kind: kind, Content: content,
-		ContentHash: memory.ContentHash(kind, content), Sources: sources,
-		Status: memory.StatusLive, ValidFrom: t0, Decay: 1, DecayAnchor: t0,
-		DecisionID: "dec-insert-" + id, Reason: "inserted", CreatedAt: t0, UpdatedAt: t0,
-	}
-	m.Confidence = memory.DefaultLifecycle.Confidence(m)
-	return m
-}
+const tenant = memtest.Tenant
 
 func mergeInput(c memory.Candidate, episode string, v memory.Verdict, target string, ns ...memory.Memory) MergeInput {
 	in := MergeInput{
@@ -72,7 +60,7 @@ func TestPlanMergeDistinctInsertsVersionOne(t *testing.T) {
 }
 
 func TestPlanMergeDuplicateAddsSourceAndRaisesConfidence(t *testing.T) {
-	old := stored("mem_a", memory.KindPreference, "Reports should use UTC timestamps.", "ep_1")
+	old := memtest.Stored("mem_a", memory.KindPreference, "Reports should use UTC timestamps.", "ep_1")
 	old.Entities = []string{"Reports"}
 	c := memory.Candidate{Kind: memory.KindPreference, Content: "Use UTC timestamps in reports.", Entities: []string{"reports", "UTC"}, Evidence: []string{"ev_9"}}
 	in := mergeInput(c, "ep_2", memory.VerdictDuplicate, "mem_a", old)
@@ -113,7 +101,7 @@ func TestPlanMergeDuplicateAddsSourceAndRaisesConfidence(t *testing.T) {
 }
 
 func TestPlanMergeDuplicateIsIdempotent(t *testing.T) {
-	old := stored("mem_a", memory.KindPreference, "Reports should use UTC timestamps.", "ep_1", "ep_2")
+	old := memtest.Stored("mem_a", memory.KindPreference, "Reports should use UTC timestamps.", "ep_1", "ep_2")
 	c := memory.Candidate{Kind: memory.KindPreference, Content: "Use UTC timestamps in reports."}
 
 	// The same episode again (a session distilled twice) adds nothing.
@@ -146,7 +134,7 @@ func TestPlanMergeDuplicateIsIdempotent(t *testing.T) {
 }
 
 func TestPlanMergeDuplicateRevivesColdMemory(t *testing.T) {
-	old := stored("mem_a", memory.KindLesson, "Batch inserts into ClickHouse.", "ep_1")
+	old := memtest.Stored("mem_a", memory.KindLesson, "Batch inserts into ClickHouse.", "ep_1")
 	old.Status, old.Decay = memory.StatusCold, 0.25
 	old.DecayAnchor = t0.Add(47 * time.Hour) // less than one period before Now
 	d, err := Merge(mergeInput(memory.Candidate{Kind: memory.KindLesson, Content: "Batch inserts into ClickHouse"}, "ep_2", memory.VerdictDuplicate, "mem_a", old))
@@ -159,7 +147,7 @@ func TestPlanMergeDuplicateRevivesColdMemory(t *testing.T) {
 }
 
 func TestPlanMergeRefinesRewritesTarget(t *testing.T) {
-	old := stored("mem_a", memory.KindLesson, "Detect the file encoding before importing CSV files.", "ep_1")
+	old := memtest.Stored("mem_a", memory.KindLesson, "Detect the file encoding before importing CSV files.", "ep_1")
 	old.CounterExample = "utf-8 failed."
 	c := memory.Candidate{Kind: memory.KindLesson,
 		Content:        "Detect the file encoding before importing CSV files; try utf-8-sig first, then gbk, then gb18030.",
@@ -189,7 +177,7 @@ func TestPlanMergeRefinesRewritesTarget(t *testing.T) {
 }
 
 func TestPlanMergeConflictSupersedes(t *testing.T) {
-	old := stored("mem_a", memory.KindPreference, "Reports should use UTC timestamps.", "ep_1", "ep_2", "ep_3")
+	old := memtest.Stored("mem_a", memory.KindPreference, "Reports should use UTC timestamps.", "ep_1", "ep_2", "ep_3")
 	c := memory.Candidate{Kind: memory.KindPreference, Content: "Reports should use Beijing time (UTC+8) timestamps."}
 	in := mergeInput(c, "ep_4", memory.VerdictConflicts, "mem_a", old)
 	d, err := Merge(in)
@@ -218,7 +206,7 @@ func TestPlanMergeConflictSupersedes(t *testing.T) {
 }
 
 func TestPlanMergeExactHashNeedsNoJudge(t *testing.T) {
-	old := stored("mem_a", memory.KindRule, "Never push directly to main.", "ep_1")
+	old := memtest.Stored("mem_a", memory.KindRule, "Never push directly to main.", "ep_1")
 	in := mergeInput(memory.Candidate{Kind: memory.KindRule, Content: "never push directly to MAIN"}, "ep_2", "", "")
 	in.Exact = &old
 	d, err := Merge(in)
@@ -245,7 +233,7 @@ func TestPlanMergeFlags(t *testing.T) {
 		t.Errorf("instruction-like text not flagged: %v", d.After[0].Flags)
 	}
 
-	old := stored("mem_a", memory.KindPreference, "Reports should use UTC timestamps.", "ep_1")
+	old := memtest.Stored("mem_a", memory.KindPreference, "Reports should use UTC timestamps.", "ep_1")
 	old.Flags = []string{memory.FlagInstructionLike}
 	in := mergeInput(memory.Candidate{Kind: memory.KindPreference, Content: "Use UTC timestamps in reports."}, "", memory.VerdictDuplicate, "mem_a", old)
 	d, err = Store(in)
@@ -261,7 +249,7 @@ func TestPlanMergeFlags(t *testing.T) {
 }
 
 func TestPlanMergeRejectsBadInput(t *testing.T) {
-	old := stored("mem_a", memory.KindPreference, "Reports should use UTC.", "ep_1")
+	old := memtest.Stored("mem_a", memory.KindPreference, "Reports should use UTC.", "ep_1")
 	good := mergeInput(memory.Candidate{Kind: memory.KindPreference, Content: "Use UTC in reports."}, "ep_2", memory.VerdictDuplicate, "mem_a", old)
 	superseded := old
 	superseded.Status = memory.StatusSuperseded
@@ -291,7 +279,7 @@ func TestPlanMergeRejectsBadInput(t *testing.T) {
 }
 
 func TestVerifyCurrent(t *testing.T) {
-	old := stored("mem_a", memory.KindPreference, "Reports should use UTC timestamps.", "ep_1")
+	old := memtest.Stored("mem_a", memory.KindPreference, "Reports should use UTC timestamps.", "ep_1")
 	d, err := Merge(mergeInput(memory.Candidate{Kind: memory.KindPreference, Content: "Reports should use Beijing time."},
 		"ep_2", memory.VerdictConflicts, "mem_a", old))
 	if err != nil {
@@ -348,7 +336,7 @@ func TestPlanMergeCandidateSources(t *testing.T) {
 }
 
 func TestPlanMergeStaysWithinScope(t *testing.T) {
-	email := stored("m-a", memory.KindPreference, "The user prefers email and never calls.", "ep_a")
+	email := memtest.Stored("m-a", memory.KindPreference, "The user prefers email and never calls.", "ep_a")
 	email.Scope = memory.UserScope("cust-a")
 	c := memory.Candidate{Kind: memory.KindPreference, Content: "The user wants to be reached on WeChat.", Scope: memory.UserScope("cust-b")}
 
@@ -399,7 +387,7 @@ func TestPlanMergeDatesMemoriesWhenSaid(t *testing.T) {
 // A statement imported late that contradicts a later one is history: it
 // is kept as superseded by the later memory, which stays current.
 func TestPlanMergeConflictSaidEarlierIsHistory(t *testing.T) {
-	later := stored("mem_utc", memory.KindPreference, "Reports use UTC.", "ep_1")
+	later := memtest.Stored("mem_utc", memory.KindPreference, "Reports use UTC.", "ep_1")
 	c := memory.Candidate{Kind: memory.KindPreference, Content: "Reports use Beijing time.", ObservedAt: t0.Add(-30 * 24 * time.Hour)}
 	d, err := Merge(mergeInput(c, "ep_old", memory.VerdictConflicts, "mem_utc", later))
 	if err != nil {
@@ -418,7 +406,7 @@ func TestPlanMergeConflictSaidEarlierIsHistory(t *testing.T) {
 }
 
 func TestPin(t *testing.T) {
-	m := stored("mem_p", memory.KindRule, "Never deploy on Fridays.", "ep_1")
+	m := memtest.Stored("mem_p", memory.KindRule, "Never deploy on Fridays.", "ep_1")
 	op := Op{DecisionID: "dec-pin", Now: t0.Add(200 * 24 * time.Hour)}
 	d, err := Pin(op, m, true)
 	if err != nil {

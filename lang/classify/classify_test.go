@@ -45,7 +45,7 @@ func TestShippedModelsMatchTheirData(t *testing.T) {
 	}
 }
 
-// TestTrainingIsDeterministic retrains the user model and compares the
+// TestTrainingIsDeterministic retrains the assistant model and compares the
 // bytes with the shipped file: the same data gives the same model.
 func TestTrainingIsDeterministic(t *testing.T) {
 	if testing.Short() {

@@ -1,10 +1,12 @@
-// Package offline distils transcripts and embeds text without any model:
-// the deterministic defaults Hindsight runs with when no LLM or embedding
-// endpoint is configured, and the baseline the LLM-backed components are
-// compared against.
+// Package offline distils transcripts and embeds text without a model
+// endpoint: the deterministic defaults Hindsight runs with when no LLM or
+// embedding endpoint is configured, and the baseline the LLM-backed
+// components are compared against.
 //
-// NewExtractor returns a memory.Extractor built from rules, in English and
-// Chinese. It reads tool calls, errors and user messages and produces:
+// NewExtractor returns a memory.Extractor of rules and small learned
+// sentence classifiers (lang/classify, embedded in the binary), in English
+// and Chinese. It reads tool calls, errors and the user's and agent's
+// messages and produces:
 //
 //   - the task (the platform's, else the first substantive user request)
 //     and a task type from keyword rules (see llm.TaskTypes);
@@ -17,10 +19,15 @@
 //     step run before an identical retry ("run `pip install openpyxl`"), or
 //     swapped identifiers ("order_time instead of ordered_at"), each with
 //     a counter-example saying what failed and why;
-//   - preferences, rules and facts from user messages ("from now on",
-//     "always", "never", "以后", "不要", "记住", "我们用的是…"), kept in the
-//     user's own words and language; questions, one-off requests and the
-//     assistant's own promises are not memories;
+//   - lessons from the agent's findings (a root cause, a fix and why it
+//     worked, a gotcha), the sentences the agent classifier keeps: they
+//     word the lesson of the failure→fix pair they explain, or make one of
+//     their own when the classifier is confident;
+//   - preferences, rules and facts from the user sentences the user
+//     classifier keeps ("from now on", "always", "never", "以后", "不要",
+//     "记住", "我们用的是…"), in the user's own words and language;
+//     questions, one-off requests and the assistant's own promises are not
+//     memories;
 //   - entities, the outcome and the user's feedback.
 //
 // Every candidate cites the IDs of the events that support it. The output

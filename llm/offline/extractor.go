@@ -18,10 +18,6 @@ import (
 // Model is what the offline extractor reports as its model.
 const Model = "offline"
 
-// Version names the rule set. Record it with extractions; bump it when the
-// rules change what they extract.
-const Version = "offline-extract.v1"
-
 // Limits of one extraction.
 const (
 	maxEntities   = 12
@@ -33,7 +29,9 @@ const (
 	maxTaskRunes  = 200
 )
 
-// Extractor distils transcripts with deterministic rules.
+// Extractor distils transcripts in process: rules read the tool calls,
+// errors and fixes, and the sentence classifiers (lang/classify) choose
+// which user and agent sentences are worth keeping.
 type Extractor struct{}
 
 var _ memory.Extractor = (*Extractor)(nil)
