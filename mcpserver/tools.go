@@ -197,6 +197,7 @@ func (t *tools) definitions() []definition {
 			mcp.WithString("user_id", mcp.Description("The end user the session is with, if known.")),
 			mcp.WithString("ts", mcp.Description("When the event happened (RFC 3339); now if omitted. A session's events are ordered by it.")),
 			mcp.WithString("event_id", mcp.Description("Your ID for this event, to resend it safely: an event sent again with the same ID is stored once.")),
+			mcp.WithString("call_id", mcp.Description("Your ID for a tool call, on the call and on its result: it ties them together when calls run in parallel.")),
 			mcp.WithToolAnnotation(write(false, false)),
 			mcp.WithOutputSchema[LogOutput](),
 		), t.logEvent},
@@ -207,11 +208,12 @@ func (t *tools) definitions() []definition {
 				"Set wait=true to return only when the new memories are recallable. Ending a session twice distils it once; a session that grew since is distilled again, whole."),
 			mcp.WithTitleAnnotation("End a session"),
 			mcp.WithString("session_id", mcp.Required(), mcp.Description("The session's ID.")),
-			mcp.WithArray("events", mcp.Description("The session's full transcript, oldest first, if not logged: objects with role (user, assistant, tool, system), content, and optional ts, tool_name, tool_args, tool_result, error."),
+			mcp.WithArray("events", mcp.Description("The session's full transcript, oldest first, if not logged: objects with role (user, assistant, tool, system), content, and optional ts, tool_name, tool_args, tool_result, error, call_id (ties a tool call to its result)."),
 				mcp.Items(map[string]any{"type": "object", "properties": map[string]any{
 					"role":    map[string]any{"type": "string", "enum": []string{"user", "assistant", "tool", "system"}},
 					"content": map[string]any{"type": "string"}, "ts": map[string]any{"type": "string"},
 					"tool_name": map[string]any{"type": "string"}, "tool_args": jsonValue, "tool_result": jsonValue, "error": map[string]any{"type": "string"},
+					"call_id": map[string]any{"type": "string"},
 				}, "required": []string{"role"}})),
 			mcp.WithArray("messages", mcp.Description("Instead of events: the session as OpenAI chat messages, oldest first: objects with role (system, developer, user, assistant, tool), content (text or text parts), and tool_calls or tool_call_id."),
 				mcp.Items(map[string]any{"type": "object", "properties": map[string]any{
@@ -443,6 +445,9 @@ func (t *tools) logEvent(ctx context.Context, tenant string, a args) (any, strin
 		return nil, "", err
 	}
 	if r.EventID, err = a.str("event_id", false); err != nil {
+		return nil, "", err
+	}
+	if r.CallID, err = a.str("call_id", false); err != nil {
 		return nil, "", err
 	}
 	e, err := t.b.Log(ctx, tenant, r)

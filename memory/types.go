@@ -44,6 +44,12 @@ type Event struct {
 	ToolArgs   string    `json:"tool_args,omitempty"` // JSON text, kept verbatim
 	ToolResult string    `json:"tool_result,omitempty"`
 	Error      string    `json:"error,omitempty"`
+
+	// CallID ties a tool call to its result when the agent gave the call an
+	// ID (Claude Code's tool_use id, Codex's and OpenAI's call_id): an
+	// agent runs several calls of one tool at once, and their results come
+	// back in any order.
+	CallID string `json:"call_id,omitempty"`
 }
 
 // Outcome is how a session or task ended.
@@ -78,6 +84,10 @@ type Transcript struct {
 	Format  string         `json:"format,omitempty"`
 	Dropped map[string]int `json:"dropped,omitempty"`
 	Cut     int            `json:"cut,omitempty"`
+	// Mapped counts what the agent's harness wrote that was kept in
+	// another form (a background task's notice as its call's result, a
+	// compaction summary as context), by kind (MapTaskNotification, ...).
+	Mapped map[string]int `json:"mapped,omitempty"`
 }
 
 // Failure is an attempt that did not work, and why.
@@ -121,6 +131,12 @@ type Episode struct {
 	SourceEpisodes []string  `json:"source_episodes,omitempty"`
 	Extractor      string    `json:"extractor,omitempty"` // "offline" or the LLM model
 	CreatedAt      time.Time `json:"created_at"`
+
+	// Project is the identity of the repository the session worked in
+	// (Project.ID); its name is one of the entities. Empty for sessions
+	// from no repository, and for those stored before projects had
+	// identities, which carry the project's name as an entity only.
+	Project string `json:"project,omitempty"`
 }
 
 // Kind is what sort of semantic memory an item is.

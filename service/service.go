@@ -98,7 +98,10 @@ type LogRequest struct {
 	ToolArgs   string
 	ToolResult string
 	Error      string
-	TS         time.Time
+	// CallID is the agent's ID for a tool call, on the call and on its
+	// result, which it ties together.
+	CallID string
+	TS     time.Time
 }
 
 // Log appends an event to a session's log. It reads nothing first and
@@ -119,7 +122,7 @@ func (s *Service) Log(ctx context.Context, tenant string, r LogRequest) (memory.
 	now := s.clock().UTC()
 	t := memory.Transcript{SessionID: r.SessionID, Tenant: tenant, UserID: r.UserID, Events: []memory.Event{{
 		Role: r.Role, Content: r.Content, TS: r.TS, ToolName: r.ToolName, ToolArgs: r.ToolArgs,
-		ToolResult: r.ToolResult, Error: r.Error,
+		ToolResult: r.ToolResult, Error: r.Error, CallID: r.CallID,
 	}}}
 	if err := t.Normalize(tenant, now); err != nil {
 		return memory.Event{}, err

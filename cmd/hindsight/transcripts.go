@@ -96,7 +96,7 @@ func eventArgs(es []memory.Event) []map[string]any {
 		if !e.TS.IsZero() {
 			ev["ts"] = e.TS.Format(time.RFC3339Nano)
 		}
-		for k, v := range map[string]string{"tool_name": e.ToolName, "tool_args": e.ToolArgs, "tool_result": e.ToolResult, "error": e.Error} {
+		for k, v := range map[string]string{"tool_name": e.ToolName, "tool_args": e.ToolArgs, "tool_result": e.ToolResult, "error": e.Error, "call_id": e.CallID} {
 			if v != "" {
 				ev[k] = v
 			}

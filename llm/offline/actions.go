@@ -15,6 +15,7 @@ import (
 // event (Hindsight's format) or two (an assistant tool call followed by a
 // tool message, as in OpenAI chats).
 type action struct {
+	callID  string // the agent's ID for the call, when it gave one
 	tool    string
 	args    string // tool arguments as sent (JSON text, usually)
 	primary string // the code, command or query inside args; else args
@@ -54,18 +55,39 @@ var primaryKeys = []struct {
 
 func (a *action) lastEvent() int { return a.events[len(a.events)-1] }
 
-// buildActions pairs tool calls with their results, in transcript order.
+// buildActions pairs tool calls with their results, in transcript order:
+// by call ID when the events carry one (several calls of one tool run at
+// once, and their results come back in any order), else the oldest
+// pending call of the result's tool.
 func buildActions(events []memory.Event) []*action {
 	var acts []*action
 	var pending []*action // calls waiting for their result
+	byID := map[string]*action{}
 	for i, e := range events {
 		isCall := e.ToolName != "" && e.Role != memory.RoleTool && e.ToolResult == "" && e.Error == ""
 		switch {
 		case isCall:
 			a := newAction(e)
 			a.events = []int{i}
+			if e.CallID != "" {
+				a.callID = e.CallID
+				byID[e.CallID] = a
+			}
 			pending = append(pending, a)
 			acts = append(acts, a)
+		case e.CallID != "" && byID[e.CallID] != nil && e.ToolArgs == "":
+			// A result of a call by its ID; a call that runs on (a
+			// background task read again) may have several, the latest
+			// saying how it ended.
+			a := byID[e.CallID]
+			if j := slices.Index(pending, a); j >= 0 {
+				pending = slices.Delete(pending, j, j+1)
+			}
+			if out := resultText(e); out != "" {
+				a.result = strings.TrimSpace(a.result + "\n" + out)
+			}
+			a.errText = e.Error
+			a.events = append(a.events, i)
 		case e.Role == memory.RoleTool || e.ToolName != "" || e.ToolResult != "":
 			// A result: attach it to the oldest pending call of the same
 			// tool, or to the oldest pending call if the result names none.

@@ -1,0 +1,276 @@
+package memory
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ParseCodex reads a Codex CLI rollout log.
+//
+// User and assistant messages become events; function_call and
+// custom_tool_call become calls and their outputs results, linked by
+// call_id (carried as the events' CallID), with a non-zero exit code read
+// as a failure. A command that runs on in a terminal session ("Process
+// running with session ID N") gets its later output, read by write_stdin,
+// as its own result. The session's ID and directory come from session_meta,
+// and a compaction is context (a system event). Reasoning, turn contexts,
+// UI events (event_msg, which repeat the response items), and the
+// environment and instruction preamble are left out and counted.
+func ParseCodex(data []byte, loc *time.Location) (Transcript, error) {
+	b := newLogBuilder(FormatCodex, loc)
+	b.t.Agent = "codex"
+	err := logLines(data, func(n int, line []byte) error {
+		var r struct {
+			Type      string          `json:"type"`
+			Timestamp string          `json:"timestamp"`
+			Payload   json.RawMessage `json:"payload"`
+			ID        string          `json:"id"`
+		}
+		if err := json.Unmarshal(line, &r); err != nil {
+			return Invalidf("parse transcript", "codex log, line %d: not a JSON record: %v", n, err)
+		}
+		ts := b.ts(r.Timestamp)
+		switch {
+		case r.Type == "session_meta":
+			var m struct {
+				ID  string `json:"id"`
+				CWD string `json:"cwd"`
+			}
+			_ = json.Unmarshal(r.Payload, &m)
+			if b.t.SessionID == "" {
+				b.t.SessionID = m.ID
+			}
+			if b.t.Project == "" {
+				b.t.Project = m.CWD
+			}
+			return nil
+		case r.Type == "turn_context":
+			var m struct {
+				CWD string `json:"cwd"`
+			}
+			if json.Unmarshal(r.Payload, &m) == nil && b.t.Project == "" {
+				b.t.Project = m.CWD
+			}
+			b.drop(DropTurnContext)
+			return nil
+		case r.Type == "event_msg":
+			b.drop(DropEventMsg)
+			return nil
+		case r.Type == "compacted":
+			var m struct {
+				Message string `json:"message"`
+			}
+			if json.Unmarshal(r.Payload, &m) == nil && strings.TrimSpace(m.Message) != "" {
+				b.compactionSummary(ts, m.Message)
+			} else {
+				b.drop(DropEmpty)
+			}
+			return nil
+		case r.Type == "response_item":
+			return b.codexItem(n, r.Payload, ts)
+		case len(r.Payload) == 0 && r.ID != "" && n == 1:
+			// The header of an older rollout: the session's ID.
+			b.t.SessionID = r.ID
+			return nil
+		case len(r.Payload) == 0:
+			// An older rollout's bare item.
+			return b.codexItem(n, line, ts)
+		}
+		b.drop(DropOther)
+		return nil
+	})
+	if err != nil {
+		return Transcript{}, err
+	}
+	return b.finish(data)
+}
+
+// codexStillRunningRE is how Codex says a command goes on in a terminal
+// session, to be read with write_stdin.
+var codexStillRunningRE = regexp.MustCompile(`(?m)^Process running with session ID (\d+)`)
+
+func (b *logBuilder) codexItem(n int, raw json.RawMessage, ts time.Time) error {
+	var it struct {
+		Type    string          `json:"type"`
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+		Name    string          `json:"name"`
+		CallID  string          `json:"call_id"`
+		Args    json.RawMessage `json:"arguments"`
+		Input   json.RawMessage `json:"input"`
+		Output  json.RawMessage `json:"output"`
+		Action  json.RawMessage `json:"action"`
+		Status  string          `json:"status"`
+	}
+	if err := json.Unmarshal(raw, &it); err != nil {
+		return Invalidf("parse transcript", "codex log, line %d: response item: %v", n, err)
+	}
+	switch it.Type {
+	case "message":
+		text := codexText(it.Content)
+		switch it.Role {
+		case "user":
+			if environmentRE.MatchString(text) {
+				b.drop(DropEnvironment)
+				return nil
+			}
+			s, why := userText(text, b.t.Dropped)
+			switch why {
+			case "":
+			case MapInterruption:
+				b.mapped(MapInterruption)
+				b.add(Event{Role: RoleSystem, TS: ts, Content: "The user interrupted the assistant."})
+				return nil
+			case MapCompaction:
+				b.compactionSummary(ts, s)
+				return nil
+			default:
+				b.drop(why)
+				return nil
+			}
+			b.add(Event{Role: RoleUser, TS: ts, Content: bound(s, MaxMessageText, &b.t.Cut)})
+		case "assistant":
+			if s := strings.TrimSpace(text); s != "" {
+				b.add(Event{Role: RoleAssistant, TS: ts, Content: bound(s, MaxMessageText, &b.t.Cut)})
+			} else {
+				b.drop(DropEmpty)
+			}
+		default: // developer, system
+			b.drop(DropInstructions)
+		}
+	case "reasoning":
+		b.drop(DropThinking)
+	case "function_call", "custom_tool_call", "local_shell_call", "web_search_call":
+		name := cmpOr(it.Name, strings.TrimSuffix(it.Type, "_call"))
+		args := it.Args
+		if len(args) == 0 {
+			args = cmpRaw(it.Input, it.Action)
+		}
+		text := argsText(args)
+		if session := codexSessionOf(text); session != "" {
+			if started, ok := b.background[session]; ok {
+				// write_stdin to a command that runs on: what it reads is
+				// that command's output.
+				b.polls[it.CallID] = started
+				b.drop(DropBackground)
+				return nil
+			}
+		}
+		b.tools[it.CallID] = name
+		b.add(Event{Role: RoleAssistant, TS: ts, CallID: it.CallID, ToolName: name, ToolArgs: bound(text, MaxToolOutput, &b.t.Cut)})
+	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
+		out, failed := codexOutput(it.Output)
+		id := it.CallID
+		if started, ok := b.polls[id]; ok {
+			id = started
+			b.mapped(MapBackgroundOutput)
+		}
+		if m := codexStillRunningRE.FindStringSubmatch(out); m != nil {
+			// The command runs on; its output so far, if any, is kept
+			// when it is read, with the rest.
+			b.background[m[1]] = id
+			if strings.TrimSpace(codexOutputBody(out)) == "" {
+				b.drop(DropBackground)
+				return nil
+			}
+		}
+		b.result(id, ts, bound(out, MaxToolOutput, &b.t.Cut), failed, false)
+	default:
+		b.drop(DropOther)
+	}
+	return nil
+}
+
+// codexSessionOf is the terminal session a call's arguments write to
+// (write_stdin's session_id), or "".
+func codexSessionOf(args string) string {
+	var in struct {
+		SessionID json.RawMessage `json:"session_id"`
+	}
+	if json.Unmarshal([]byte(args), &in) != nil || len(in.SessionID) == 0 {
+		return ""
+	}
+	s, err := rawString(in.SessionID)
+	if err != nil {
+		return ""
+	}
+	return s
+}
+
+// codexOutputBody is what follows "Output:" in a terminal session's
+// report.
+func codexOutputBody(s string) string {
+	if _, body, ok := strings.Cut(s, "\nOutput:\n"); ok {
+		return body
+	}
+	return s
+}
+
+// codexText joins a message's input_text and output_text parts.
+func codexText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	var out []string
+	for _, p := range parts {
+		switch {
+		case p.Text != "":
+			out = append(out, p.Text)
+		case strings.Contains(p.Type, "image"):
+			out = append(out, "[image]")
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+var (
+	codexExitRE    = regexp.MustCompile(`(?m)^(?:Exit code|Process exited with code):?\s*(-?\d+)`)
+	codexFailureRE = regexp.MustCompile(`^(?:error|failed|execution error|aborted|\w+ failed:)`)
+)
+
+// codexOutput reads a tool output and whether it failed. Codex has written
+// it as {"output", "metadata": {"exit_code"}} JSON inside a string, as
+// "Exit code: N\nWall time: …\nOutput:\n…" text, and as plain text.
+func codexOutput(raw json.RawMessage) (string, bool) {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		var obj struct {
+			Content string `json:"content"`
+			Success *bool  `json:"success"`
+		}
+		if json.Unmarshal(raw, &obj) == nil && obj.Content != "" {
+			return obj.Content, obj.Success != nil && !*obj.Success
+		}
+		return verbatim(raw), false
+	}
+	var wrapped struct {
+		Output   *string `json:"output"`
+		Metadata struct {
+			ExitCode *int `json:"exit_code"`
+		} `json:"metadata"`
+	}
+	if strings.HasPrefix(strings.TrimSpace(s), "{") && json.Unmarshal([]byte(s), &wrapped) == nil && wrapped.Output != nil {
+		code := 0
+		if wrapped.Metadata.ExitCode != nil {
+			code = *wrapped.Metadata.ExitCode
+		}
+		out := *wrapped.Output
+		if code != 0 {
+			out = "exit code " + strconv.Itoa(code) + "\n" + out
+		}
+		return out, code != 0
+	}
+	if m := codexExitRE.FindStringSubmatch(s); m != nil {
+		return s, m[1] != "0"
+	}
+	return s, codexFailureRE.MatchString(strings.ToLower(strings.TrimSpace(s)))
+}
