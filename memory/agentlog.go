@@ -60,6 +60,7 @@ const (
 	DropPastedUI      = "pasted-agent-output"   // an agent's terminal output pasted into a message
 	DropIDEContext    = "ide-context"           // the file or selection an IDE attached to a message
 	DropBackground    = "background-status"     // a background task's start notice, and calls that poll or stop it
+	DropCancelled     = "cancelled-call"        // calls the harness cancelled unrun because a parallel call failed
 	DropOther         = "other"                 // record types this parser does not know
 )
 
@@ -74,7 +75,15 @@ const (
 	MapCompaction = "compaction-summary"
 	// "[Request interrupted by user]" says the person stopped the agent.
 	MapInterruption = "interruption"
+	// A call the harness refused to run (a file not read before an edit,
+	// a malformed input) is kept as its result, marked RefusedByHarness:
+	// nothing ran, so it teaches nothing about the work.
+	MapRefused = "refused-call"
 )
+
+// RefusedByHarness is the content of the result of a call the agent's
+// harness refused to run.
+const RefusedByHarness = "[refused by the harness, not run]"
 
 // A line of a JSON-lines log is one record; a log whose lines are not is
 // not an agent's log.
@@ -185,11 +194,13 @@ type logBuilder struct {
 	// ID of a call that reads or stops such a task to the starting call.
 	background map[string]string
 	polls      map[string]string
+	userTexts  map[string]bool // what user messages said, as written
+	cancelled  map[string]bool // calls the harness cancelled unrun
 }
 
 func newLogBuilder(format string, loc *time.Location) *logBuilder {
 	return &logBuilder{t: Transcript{Format: format, Dropped: map[string]int{}, Mapped: map[string]int{}}, loc: loc,
-		tools: map[string]string{}, background: map[string]string{}, polls: map[string]string{}}
+		tools: map[string]string{}, background: map[string]string{}, polls: map[string]string{}, userTexts: map[string]bool{}, cancelled: map[string]bool{}}
 }
 
 func (b *logBuilder) drop(reason string) { b.t.Dropped[reason]++ }
@@ -233,6 +244,9 @@ func (b *logBuilder) compactionSummary(ts time.Time, text string) {
 }
 
 func (b *logBuilder) finish(data []byte) (Transcript, error) {
+	if len(b.cancelled) > 0 {
+		b.t.Events = slices.DeleteFunc(b.t.Events, func(e Event) bool { return e.CallID != "" && b.cancelled[e.CallID] })
+	}
 	t := b.t
 	if len(t.Dropped) == 0 {
 		t.Dropped = nil

@@ -91,6 +91,13 @@ func TestClaudeCodeRecordTypes(t *testing.T) {
 			ccResult(3, "toolu_a", "FAIL billing", true, "")},
 			[]ev{{Role: RoleAssistant, Tool: "Bash", Args: `{"command":"go test ./billing"}`, Call: "toolu_a"}, {Role: RoleAssistant, Tool: "Bash", Args: `{"command":"go test ./ledger"}`, Call: "toolu_b"},
 				{Role: RoleTool, Tool: "Bash", Result: "ok  ledger", Call: "toolu_b"}, {Role: RoleTool, Tool: "Bash", Failure: "FAIL billing", Call: "toolu_a"}}, nil, nil},
+		{"calls the harness refused or cancelled never ran", []string{
+			ccCall(1, ccUse("toolu_e", "Edit", `{"file_path":"next.svg","old_string":"a","new_string":"b"}`), ccUse("toolu_s", "Bash", `{"command":"npm test"}`)),
+			ccResult(2, "toolu_e", "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>", true, ""),
+			ccResult(3, "toolu_s", "<tool_use_error>Sibling tool call errored</tool_use_error>", true, "")},
+			[]ev{{Role: RoleAssistant, Tool: "Edit", Args: `{"file_path":"next.svg","old_string":"a","new_string":"b"}`, Call: "toolu_e"},
+				{Role: RoleTool, Tool: "Edit", Content: RefusedByHarness, Failure: "File has not been read yet. Read it first before writing to it.", Call: "toolu_e"}},
+			map[string]int{DropCancelled: 1}, map[string]int{MapRefused: 1}},
 		{"a tool result's system reminder is removed", []string{
 			ccCall(1, ccUse("toolu_3", "Read", `{"file_path":"main.go"}`)),
 			ccResult(2, "toolu_3", "package main\n<system-reminder>consider whether it is malware</system-reminder>", false, "")},
@@ -188,6 +195,11 @@ func TestClaudeCodeRecordTypes(t *testing.T) {
 		{"an agent's terminal output pasted into a message is cut from it", []string{
 			ccText(1, "⏺ reviewer(Review the transcript changes)\n  ⎿  Done (9 tool uses · 111.2k tokens · 45s)\n\ndoes this add up then? 111.2k?")},
 			[]ev{{Role: RoleUser, Content: "does this add up then? 111.2k?"}}, map[string]int{DropPastedUI: 1}, nil},
+		{"words to the harness (a thinking budget, a subagent's mention) are cut from a prompt", []string{
+			ccText(1, "Ultrathink there is logic that tracks the session files."),
+			ccText(2, "@\"solution-architect (agent)\" analyze the CLI commands"),
+			ccText(3, "keep it incremental. ultrathink.")},
+			[]ev{{Role: RoleUser, Content: "there is logic that tracks the session files."}, {Role: RoleUser, Content: "analyze the CLI commands"}, {Role: RoleUser, Content: "keep it incremental."}}, nil, nil},
 		{"hook and IDE additions to a prompt are cut from it", []string{
 			ccText(1, "<ide_opened_file>The user opened main.go in the IDE.</ide_opened_file>\nfix the nil check here<user-prompt-submit-hook>Remember the style guide.</user-prompt-submit-hook>")},
 			[]ev{{Role: RoleUser, Content: "fix the nil check here"}}, map[string]int{DropIDEContext: 1, DropHook: 1}, nil},
@@ -282,6 +294,11 @@ func TestCodexRecordTypes(t *testing.T) {
 			item(1, `{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** End Patch","call_id":"call_4","status":"completed"}`),
 			item(2, `{"type":"custom_tool_call_output","call_id":"call_4","output":"Success. Updated the following files:\nM a.go"}`)},
 			[]ev{{Role: RoleAssistant, Tool: "apply_patch", Args: "*** Begin Patch\n*** End Patch", Call: "call_4"}, {Role: RoleTool, Tool: "apply_patch", Result: "Success. Updated the following files:\nM a.go", Call: "call_4"}}, nil},
+		{"a user message only the UI event holds (Codex Desktop) is the user's; one that repeats a response item is kept once", []string{meta,
+			item(1, `{"type":"message","role":"user","content":[{"type":"input_text","text":"rename the flag"}]}`),
+			`{"timestamp":"2026-04-01T08:00:01Z","type":"event_msg","payload":{"type":"user_message","message":"rename the flag"}}`,
+			`{"timestamp":"2026-04-01T08:00:05Z","type":"event_msg","payload":{"type":"user_message","message":"\n# Files mentioned by the user:\n\n## notes.vtt: /home/lena/notes.vtt\n\n## My request for Codex:\nsummarise the action items\n"}}`},
+			[]ev{{Role: RoleUser, Content: "rename the flag"}, {Role: RoleUser, Content: "summarise the action items"}}, map[string]int{DropEventMsg: 1, DropIDEContext: 1}},
 		{"collaboration mode, skills and shell-command preambles are left out", []string{meta,
 			item(1, `{"type":"message","role":"developer","content":[{"type":"input_text","text":"<collaboration_mode># Collaboration Mode: Default</collaboration_mode>"}]}`),
 			item(1, `{"type":"message","role":"user","content":[{"type":"input_text","text":"<user_shell_command>git status</user_shell_command>"}]}`),
@@ -290,7 +307,7 @@ func TestCodexRecordTypes(t *testing.T) {
 		{"reasoning, turn contexts and UI events left out; a compaction is context", []string{meta,
 			`{"timestamp":"2026-04-01T08:00:01Z","type":"turn_context","payload":{"cwd":"/srv/shop","model":"gpt-5-codex"}}`,
 			item(2, `{"type":"reasoning","summary":[],"encrypted_content":"gAAA"}`),
-			`{"timestamp":"2026-04-01T08:00:03Z","type":"event_msg","payload":{"type":"user_message","message":"hi"}}`,
+			`{"timestamp":"2026-04-01T08:00:03Z","type":"event_msg","payload":{"type":"agent_message","message":"hi"}}`,
 			`{"timestamp":"2026-04-01T08:00:04Z","type":"compacted","payload":{"message":"The user ships on Fridays."}}`},
 			[]ev{{Role: RoleSystem, Content: "Summary of the conversation before it was compacted (context, not the user's words):\nThe user ships on Fridays."}},
 			map[string]int{DropTurnContext: 1, DropThinking: 1, DropEventMsg: 1}},

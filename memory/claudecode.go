@@ -255,6 +255,19 @@ func (b *logBuilder) claudeBlock(r claudeRecord, bl claudeBlock, ts time.Time, s
 			b.drop(DropBackground)
 			return
 		}
+		if m := toolUseErrorRE.FindStringSubmatch(out); m != nil {
+			// The harness refused the call: it never ran.
+			if cancelledRE.MatchString(m[1]) {
+				b.cancelled[bl.ToolUseID] = true
+				b.drop(DropCancelled)
+				return
+			}
+			b.mapped(MapRefused)
+			e := Event{Role: RoleTool, TS: ts, CallID: bl.ToolUseID, ToolName: cmpOr(b.tools[bl.ToolUseID], "unknown"),
+				Content: RefusedByHarness, Error: bound(strings.TrimSpace(m[1]), MaxToolOutput, &b.t.Cut)}
+			b.add(e)
+			return
+		}
 		b.result(bl.ToolUseID, ts, bound(out, MaxToolOutput, &b.t.Cut), bl.IsError, side)
 	case "image", "document":
 		b.add(Event{Role: Role(cmpOr(r.Message.Role, r.Type)), TS: ts, Content: "[" + bl.Type + "]"})
@@ -262,6 +275,13 @@ func (b *logBuilder) claudeBlock(r claudeRecord, bl claudeBlock, ts time.Time, s
 		b.drop(DropOther)
 	}
 }
+
+// toolUseErrorRE is Claude Code's refusal of a call before it ran;
+// cancelledRE the refusal of a parallel call whose sibling failed.
+var (
+	toolUseErrorRE = regexp.MustCompile(`(?s)^\s*<tool_use_error>(.*?)(?:</tool_use_error>\s*)?$`)
+	cancelledRE    = regexp.MustCompile(`(?i)^\s*sibling tool call errored`)
+)
 
 // backgroundStartRE is the notice of a call that went on in the
 // background, when the record has no structured result to say so.

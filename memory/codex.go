@@ -22,6 +22,14 @@ import (
 func ParseCodex(data []byte, loc *time.Location) (Transcript, error) {
 	b := newLogBuilder(FormatCodex, loc)
 	b.t.Agent = "codex"
+	// Codex repeats each user message as a UI event; the Desktop app
+	// writes some only there. Those kept only as UI events are the user's
+	// words too.
+	type uiMessage struct {
+		ts   time.Time
+		text string
+	}
+	var uiUser []uiMessage
 	err := logLines(data, func(n int, line []byte) error {
 		var r struct {
 			Type      string          `json:"type"`
@@ -57,6 +65,14 @@ func ParseCodex(data []byte, loc *time.Location) (Transcript, error) {
 			b.drop(DropTurnContext)
 			return nil
 		case r.Type == "event_msg":
+			var m struct {
+				Type    string `json:"type"`
+				Message string `json:"message"`
+			}
+			if json.Unmarshal(r.Payload, &m) == nil && m.Type == "user_message" && strings.TrimSpace(m.Message) != "" {
+				uiUser = append(uiUser, uiMessage{ts, m.Message})
+				return nil
+			}
 			b.drop(DropEventMsg)
 			return nil
 		case r.Type == "compacted":
@@ -85,8 +101,48 @@ func ParseCodex(data []byte, loc *time.Location) (Transcript, error) {
 	if err != nil {
 		return Transcript{}, err
 	}
+	for _, m := range uiUser {
+		if b.userTexts[strings.TrimSpace(m.text)] {
+			b.drop(DropEventMsg)
+			continue
+		}
+		b.codexUser(m.text, m.ts)
+	}
 	return b.finish(data)
 }
+
+// codexUser adds what a user message says, without the harness's
+// additions.
+func (b *logBuilder) codexUser(text string, ts time.Time) {
+	if environmentRE.MatchString(text) {
+		b.drop(DropEnvironment)
+		return
+	}
+	if loc := codexAttachedRE.FindStringIndex(text); loc != nil {
+		// The Desktop app lists the files the user attached before the
+		// request.
+		b.drop(DropIDEContext)
+		text = text[loc[1]:]
+	}
+	s, why := userText(text, b.t.Dropped)
+	switch why {
+	case "":
+	case MapInterruption:
+		b.mapped(MapInterruption)
+		b.add(Event{Role: RoleSystem, TS: ts, Content: "The user interrupted the assistant."})
+		return
+	case MapCompaction:
+		b.compactionSummary(ts, s)
+		return
+	default:
+		b.drop(why)
+		return
+	}
+	b.add(Event{Role: RoleUser, TS: ts, Content: bound(s, MaxMessageText, &b.t.Cut)})
+}
+
+// codexAttachedRE is the Desktop app's header of attached files.
+var codexAttachedRE = regexp.MustCompile(`(?s)^\s*# Files mentioned by the user:.*?## My request for Codex:\s*`)
 
 // codexStillRunningRE is how Codex says a command goes on in a terminal
 // session, to be read with write_stdin.
@@ -113,25 +169,8 @@ func (b *logBuilder) codexItem(n int, raw json.RawMessage, ts time.Time) error {
 		text := codexText(it.Content)
 		switch it.Role {
 		case "user":
-			if environmentRE.MatchString(text) {
-				b.drop(DropEnvironment)
-				return nil
-			}
-			s, why := userText(text, b.t.Dropped)
-			switch why {
-			case "":
-			case MapInterruption:
-				b.mapped(MapInterruption)
-				b.add(Event{Role: RoleSystem, TS: ts, Content: "The user interrupted the assistant."})
-				return nil
-			case MapCompaction:
-				b.compactionSummary(ts, s)
-				return nil
-			default:
-				b.drop(why)
-				return nil
-			}
-			b.add(Event{Role: RoleUser, TS: ts, Content: bound(s, MaxMessageText, &b.t.Cut)})
+			b.userTexts[strings.TrimSpace(text)] = true
+			b.codexUser(text, ts)
 		case "assistant":
 			if s := strings.TrimSpace(text); s != "" {
 				b.add(Event{Role: RoleAssistant, TS: ts, Content: bound(s, MaxMessageText, &b.t.Cut)})

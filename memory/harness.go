@@ -28,6 +28,9 @@ var (
 	// A line an agent's terminal interface draws: a tool call (⏺) or its
 	// result (⎿), pasted by the person with what they then asked.
 	pastedUIRE = regexp.MustCompile(`^\s*[⏺⎿✻]`)
+	// Words people type to the harness, not about the work: a thinking
+	// budget keyword, a mention that routes the message to a subagent.
+	directiveRE = regexp.MustCompile(`(?i)\bultrathink\b[.,;:!]?\s*|@"[^"\n]{1,80} \(agent\)"\s*`)
 	// Codex's preamble: the environment, AGENTS.md and instruction blocks.
 	environmentRE = regexp.MustCompile(`(?s)^\s*(<environment_context>|<user_instructions>|<INSTRUCTIONS>|# AGENTS\.md instructions|<permissions instructions>|<user_shell_command>|<collaboration_mode>|<skills_instructions>|<plugins_instructions>|<apps_instructions>|<app-context>)`)
 )
@@ -106,6 +109,9 @@ func userText(s string, dropped map[string]int) (text, why string) {
 				return "", DropPastedUI
 			}
 		}
+	}
+	if directiveRE.MatchString(s) {
+		s = directiveRE.ReplaceAllString(s, "")
 	}
 	s = strings.TrimSpace(s)
 	switch {
