@@ -206,8 +206,8 @@ func (a *Activities) ExtractEpisode(ctx context.Context, in ExtractInput) (memor
 	}
 	kept := x.Candidates[:0]
 	for _, c := range x.Candidates {
-		if ledger.ValidateCandidate(c) != nil {
-			continue // the extractor proposed something unusable; the episode still stands
+		if ledger.ValidateCandidate(c) != nil || memory.HarnessMarkup(c.Content+c.CounterExample) != "" {
+			continue // the extractor proposed something unusable (or the agent's harness talking); the episode still stands
 		}
 		if c.TaskType == "" {
 			c.TaskType = ep.TaskType
