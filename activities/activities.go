@@ -200,7 +200,9 @@ func (a *Activities) ExtractEpisode(ctx context.Context, in ExtractInput) (memor
 	ep.Status = memory.EpisodeLive
 	ep.Extractor = x.Model
 	ep.CreatedAt = in.Now
-	project := memory.ProjectEntity(in.Meta.Project)
+	p := memory.ProjectOf(in.Meta.Project, in.Meta.ProjectName)
+	ep.Project, ep.ProjectName = p.ID, p.Name
+	project := p.Name
 	if project != "" {
 		ep.Entities = appendEntity(ep.Entities, project)
 	}

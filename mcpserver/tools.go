@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -158,7 +159,8 @@ func (t *tools) definitions() []definition {
 			mcp.WithBoolean("include_superseded", mcp.Description("Also return memories replaced by newer ones (to see what was true before).")),
 			mcp.WithBoolean("with_events", mcp.Description("Also return the IDs of the raw events each memory came from.")),
 			mcp.WithInteger("max_tokens", mcp.Description("Token budget of `context` (default 600): the most relevant memories that fit, counter-examples shortened first; `omitted` says how many were left out."), mcp.Min(50), mcp.Max(20000)),
-			mcp.WithString("project", mcp.Description("The directory or project you work in: what was learned there ranks higher; the rest still comes back.")),
+			mcp.WithString("project", mcp.Description("The directory or project you work in: a directory, a repository (github.com/acme/shop, or git:<root commit>) or a name. What was learned there ranks higher; the rest still comes back.")),
+			mcp.WithString("project_name", mcp.Description("The project's name, when project is an identity that carries none (git:<root commit>).")),
 			mcp.WithInteger("recent_sessions", mcp.Description("With project: also return this many of the project's latest sessions (task, outcome, what failed), newest first, in `sessions` and `context` (default 0)."), mcp.Min(0), mcp.Max(10)),
 			mcp.WithString("user_id", mcp.Description("The end user you are serving: their own memories come back with the team's. Without it, only team knowledge; never another user's memories.")),
 			mcp.WithString("agent_id", mcp.Description("Your agent ID, if memories were stored as yours (scope agent).")),
@@ -222,7 +224,8 @@ func (t *tools) definitions() []definition {
 				}, "required": []string{"role"}})),
 			mcp.WithString("task", mcp.Description("What the task was, in one sentence.")),
 			mcp.WithString("outcome", mcp.Description("How it ended."), mcp.Enum("success", "partial", "failure", "unknown")),
-			mcp.WithString("project", mcp.Description("The directory or project the agent worked in; recall in the same project prefers what was learned there.")),
+			mcp.WithString("project", mcp.Description("The directory or project the agent worked in: a directory, a repository (github.com/acme/shop, or git:<root commit>, so that the worktrees of one repository are one project) or a name; recall in the same project prefers what was learned there.")),
+			mcp.WithString("project_name", mcp.Description("The project's name, when project is an identity that carries none (git:<root commit>).")),
 			mcp.WithBoolean("keep_open", mcp.Description("Store the events but do not distil yet: the session goes on (before a context compaction, say) and is distilled, whole, when it ends (default false).")),
 			mcp.WithString("user_id", mcp.Description("The end user the session was with, if known; lets that user's data be forgotten later.")),
 			mcp.WithString("agent", mcp.Description("The agent that ran the session, if known.")),
@@ -338,6 +341,9 @@ func (t *tools) recall(ctx context.Context, tenant string, a args) (any, string,
 	if q.Project, err = a.str("project", false); err != nil {
 		return nil, "", err
 	}
+	if q.ProjectName, err = a.str("project_name", false); err != nil {
+		return nil, "", err
+	}
 	recent, err := a.integer("recent_sessions", 0, 0, 10)
 	if err != nil {
 		return nil, "", err
@@ -351,11 +357,12 @@ func (t *tools) recall(ctx context.Context, tenant string, a args) (any, string,
 	}
 	out := recallOutput(resp)
 	if recent > 0 {
-		eps, err := t.b.RecentSessions(ctx, tenant, q.Project, q.UserID, recent)
+		p := memory.ProjectOf(q.Project, q.ProjectName)
+		eps, err := t.b.RecentSessions(ctx, tenant, p, q.UserID, recent)
 		if err != nil {
 			return nil, "", err
 		}
-		out.addSessions(q.Project, eps, q.MaxTokens)
+		out.addSessions(cmp.Or(p.Name, p.ID), eps, q.MaxTokens)
 	}
 	return out, out.Context, nil
 }
@@ -504,6 +511,9 @@ func (t *tools) endSession(ctx context.Context, tenant string, a args) (any, str
 		return nil, "", err
 	}
 	if r.Project, err = a.str("project", false); err != nil {
+		return nil, "", err
+	}
+	if r.ProjectName, err = a.str("project_name", false); err != nil {
 		return nil, "", err
 	}
 	if r.KeepOpen, err = a.boolean("keep_open", false); err != nil {

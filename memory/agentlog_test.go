@@ -334,6 +334,20 @@ func TestCodexRecordTypes(t *testing.T) {
 	}
 }
 
+// A rollout whose session_meta names the repository's remote is that
+// repository's session, wherever it was checked out.
+func TestCodexRolloutProjectIsItsRemote(t *testing.T) {
+	data := `{"timestamp":"2026-05-11T11:26:55Z","type":"session_meta","payload":{"id":"0199-r","cwd":"/Users/ana/wt/fix","git":{"commit_hash":"c8c2","branch":"fix","repository_url":"git@github.com:acme/shop.git"}}}
+{"timestamp":"2026-05-11T11:27:00Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"fix the checkout test"}]}}`
+	tr, err := ParseTranscript([]byte(data), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := ProjectOf(tr.Project, tr.ProjectName); p != (Project{ID: "github.com/acme/shop", Name: "shop"}) {
+		t.Errorf("project %q is %+v, want the remote's repository", tr.Project, p)
+	}
+}
+
 func TestCodexOlderRollout(t *testing.T) {
 	data := `{"id":"old-1","timestamp":"2025-05-01T10:00:00Z","instructions":null}
 {"type":"message","role":"user","content":[{"type":"input_text","text":"rename the flag"}]}

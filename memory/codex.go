@@ -15,7 +15,8 @@ import (
 // call_id (carried as the events' CallID), with a non-zero exit code read
 // as a failure. A command that runs on in a terminal session ("Process
 // running with session ID N") gets its later output, read by write_stdin,
-// as its own result. The session's ID and directory come from session_meta,
+// as its own result. The session's ID and project (the repository's remote
+// when Codex read one, else the directory) come from session_meta,
 // and a compaction is context (a system event). Reasoning, turn contexts,
 // UI events (event_msg, which repeat the response items), and the
 // environment and instruction preamble are left out and counted.
@@ -46,12 +47,19 @@ func ParseCodex(data []byte, loc *time.Location) (Transcript, error) {
 			var m struct {
 				ID  string `json:"id"`
 				CWD string `json:"cwd"`
+				Git struct {
+					RepositoryURL string `json:"repository_url"`
+				} `json:"git"`
 			}
 			_ = json.Unmarshal(r.Payload, &m)
 			if b.t.SessionID == "" {
 				b.t.SessionID = m.ID
 			}
-			if b.t.Project == "" {
+			// The repository's remote, when Codex read one, is the
+			// project; else the directory.
+			if id := RemoteProjectID(m.Git.RepositoryURL); id != "" && (b.t.Project == "" || isDirectory(b.t.Project)) {
+				b.t.Project = id
+			} else if b.t.Project == "" {
 				b.t.Project = m.CWD
 			}
 			return nil

@@ -148,10 +148,13 @@ type EndRequest struct {
 	// StartedAt and EndedAt, when given, date the session; events without
 	// a timestamp take the start (OpenAI messages carry none).
 	StartedAt, EndedAt time.Time
-	// Project is the directory the agent worked in (an agent log's cwd):
-	// its name becomes an entity of the episode and its memories, so
+	// Project is where the agent worked, as memory.ProjectOf reads it: a
+	// repository's identity (its remote, "git:" its root commit), the
+	// directory (an agent log's cwd) or a name; ProjectName names an
+	// identity that carries no name. The episode keeps the identity, and
+	// the name becomes an entity of the episode and its memories, so
 	// recall in the same project prefers them.
-	Project string
+	Project, ProjectName string
 	// Wait blocks until the session is distilled and its memories are
 	// recallable.
 	Wait bool
@@ -177,7 +180,8 @@ type EndResponse struct {
 func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (EndResponse, error) {
 	const op = "session_end"
 	if err := memory.CheckFields(op, memory.Field{Name: "user_id", Value: r.UserID, Max: memory.MaxName},
-		memory.Field{Name: "agent", Value: r.Agent, Max: memory.MaxName}, memory.Field{Name: "project", Value: r.Project, Max: memory.MaxProject}); err != nil {
+		memory.Field{Name: "agent", Value: r.Agent, Max: memory.MaxName}, memory.Field{Name: "project", Value: r.Project, Max: memory.MaxProject},
+		memory.Field{Name: "project_name", Value: r.ProjectName, Max: memory.MaxName}); err != nil {
 		return EndResponse{}, err
 	}
 	if len(r.Task) > memory.MaxTask {
@@ -240,7 +244,7 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 			return EndResponse{}, err
 		}
 	}
-	meta := activities.SessionMeta{Task: r.Task, Outcome: t.Outcome, Agent: r.Agent, UserID: r.UserID, Project: r.Project}
+	meta := activities.SessionMeta{Task: r.Task, Outcome: t.Outcome, Agent: r.Agent, UserID: r.UserID, Project: r.Project, ProjectName: r.ProjectName}
 	opts := client.StartWorkflowOptions{
 		ID:        id,
 		TaskQueue: s.cfg.TaskQueue,

@@ -168,7 +168,7 @@ func testEpisodes(t *testing.T, s memory.EpisodicStore) {
 	e2 := episode(tenant, "s2", base.Add(24*time.Hour), "report")
 	e3 := episode(tenant, "s3", base.Add(48*time.Hour), "data-import")
 	e3.Entities = append(e3.Entities, "billing")
-	e3.Project = "github.com/acme/billing"
+	e3.Project, e3.ProjectName = "git:9f2c1e", "billing"
 	for _, e := range []memory.Episode{e1, e2, e3, e1} { // e1 twice: idempotent
 		must(t, s.PutEpisode(ctx, e))
 	}
@@ -210,9 +210,9 @@ func testEpisodes(t *testing.T, s memory.EpisodicStore) {
 	if ids := episodeIDs(inProject); !slices.Equal(ids, []string{e3.ID}) {
 		t.Fatalf("Episodes by entity = %v, want only s3", ids)
 	}
-	byProject, err := s.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Project: "github.com/acme/billing"})
+	byProject, err := s.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Project: "git:9f2c1e"})
 	must(t, err)
-	if len(byProject) != 1 || byProject[0].ID != e3.ID || byProject[0].Project != e3.Project {
+	if len(byProject) != 1 || byProject[0].ID != e3.ID || byProject[0].Project != e3.Project || byProject[0].ProjectName != "billing" {
 		t.Fatalf("Episodes by project = %+v, want only s3 with its project", byProject)
 	}
 	// Replacing an episode changes what readers see.
@@ -770,7 +770,7 @@ func episodesEqual(a, b memory.Episode) bool {
 		slices.Equal(a.Steps, b.Steps) && slices.Equal(a.Failures, b.Failures) && a.Outcome == b.Outcome &&
 		slices.Equal(a.Feedback, b.Feedback) && a.StartedAt.Equal(b.StartedAt) && a.EndedAt.Equal(b.EndedAt) &&
 		a.EventCount == b.EventCount && a.Status == b.Status && slices.Equal(a.SourceEpisodes, b.SourceEpisodes) &&
-		a.Extractor == b.Extractor && a.CreatedAt.Equal(b.CreatedAt)
+		a.Extractor == b.Extractor && a.Project == b.Project && a.ProjectName == b.ProjectName && a.CreatedAt.Equal(b.CreatedAt)
 }
 
 func memoriesEqual(a, b memory.Memory) bool {

@@ -6,9 +6,12 @@ ALTER TABLE events ADD COLUMN IF NOT EXISTS call_id String DEFAULT '' AFTER erro
 
 -- An episode carries the identity of the repository its session worked
 -- in (a remote, a root commit or a directory), so that the worktrees of
--- one repository are one project. Episodes stored before this name their
--- project only as an entity, and are still found by that name.
+-- one repository are one project, and the repository's name. Episodes
+-- stored before this name their project only as an entity, and are still
+-- found by that name.
 -- note: episodes stored before this migration have no project identity; recent sessions find them by the project's name
 ALTER TABLE episodes ADD COLUMN IF NOT EXISTS project String DEFAULT '' AFTER extractor;
+ALTER TABLE episodes ADD COLUMN IF NOT EXISTS project_name String DEFAULT '' AFTER project;
 
 ALTER TABLE episodes_archive ADD COLUMN IF NOT EXISTS project String DEFAULT '' AFTER extractor;
+ALTER TABLE episodes_archive ADD COLUMN IF NOT EXISTS project_name String DEFAULT '' AFTER project;
