@@ -61,6 +61,7 @@ const (
 	DropIDEContext    = "ide-context"           // the file or selection an IDE attached to a message
 	DropBackground    = "background-status"     // a background task's start notice, and calls that poll or stop it
 	DropCancelled     = "cancelled-call"        // calls the harness cancelled unrun because a parallel call failed
+	DropLogCut        = "log-cut"               // a log over the reader's cap, read as its head and tail
 	DropOther         = "other"                 // record types this parser does not know
 )
 
