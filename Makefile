@@ -66,7 +66,7 @@ deps:
 chdb:
 	bash scripts/fetch-chdb.sh
 
-## conformance: the official MCP conformance suite and Node.js 22 (npm), into $(CACHE)/conformance
+## conformance: the official MCP conformance suites (0.1.16 and 0.2.0-alpha.12) and Node.js 22 (npm), into $(CACHE)/conformance
 conformance:
 	bash scripts/fetch-conformance.sh
 
