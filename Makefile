@@ -26,6 +26,13 @@ SCENARIOS ?= $(wildcard ../shared/bench/scenarios/dev.json)
 ifneq ($(SCENARIOS),)
 export HINDSIGHT_SCENARIOS := $(abspath $(SCENARIOS))
 endif
+# Real agent sessions as Claude Code and Codex write them
+# (../shared/bench/transcripts), likewise: the log parsers and the offline
+# write path are tested on every one of them.
+TRANSCRIPTS ?= $(wildcard ../shared/bench/transcripts)
+ifneq ($(TRANSCRIPTS),)
+export HINDSIGHT_TRANSCRIPTS := $(abspath $(TRANSCRIPTS))
+endif
 
 .PHONY: dev test bench build deps chdb dicts conformance tools vet check clean
 
@@ -59,7 +66,7 @@ deps:
 chdb:
 	bash scripts/fetch-chdb.sh
 
-## conformance: the official MCP conformance suite and Node.js 22 (npm), into $(CACHE)/conformance
+## conformance: the official MCP conformance suites (0.1.16 and 0.2.0-alpha.12) and Node.js 22 (npm), into $(CACHE)/conformance
 conformance:
 	bash scripts/fetch-conformance.sh
 

@@ -200,14 +200,16 @@ func (a *Activities) ExtractEpisode(ctx context.Context, in ExtractInput) (memor
 	ep.Status = memory.EpisodeLive
 	ep.Extractor = x.Model
 	ep.CreatedAt = in.Now
-	project := memory.ProjectEntity(in.Meta.Project)
+	p := memory.ProjectOf(in.Meta.Project, in.Meta.ProjectName)
+	ep.Project, ep.ProjectName = p.ID, p.Name
+	project := p.Name
 	if project != "" {
 		ep.Entities = appendEntity(ep.Entities, project)
 	}
 	kept := x.Candidates[:0]
 	for _, c := range x.Candidates {
-		if ledger.ValidateCandidate(c) != nil {
-			continue // the extractor proposed something unusable; the episode still stands
+		if ledger.ValidateCandidate(c) != nil || memory.HarnessMarkup(c.Content+c.CounterExample) != "" {
+			continue // the extractor proposed something unusable (or the agent's harness talking); the episode still stands
 		}
 		if c.TaskType == "" {
 			c.TaskType = ep.TaskType

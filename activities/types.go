@@ -21,9 +21,13 @@ type SessionMeta struct {
 	Outcome memory.Outcome `json:"outcome,omitempty"`
 	Agent   string         `json:"agent,omitempty"`
 	UserID  string         `json:"user_id,omitempty"`
-	// Project is the directory the agent worked in; its name becomes an
-	// entity of the episode and its memories (memory.ProjectEntity).
-	Project string `json:"project,omitempty"`
+	// Project is where the agent worked, as memory.ProjectOf reads it (a
+	// repository's identity, a directory or a name), and ProjectName the
+	// repository's name when the identity carries none. The episode keeps
+	// the identity, and the name becomes an entity of the episode and its
+	// memories.
+	Project     string `json:"project,omitempty"`
+	ProjectName string `json:"project_name,omitempty"`
 }
 
 // TranscriptInfo summarises a stored transcript.

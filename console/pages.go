@@ -393,6 +393,15 @@ func (c *Console) runLink(workflowID string) string {
 func (c *Console) episodes(w http.ResponseWriter, r *http.Request, who caller) error {
 	v := r.URL.Query()
 	f := memory.EpisodeFilter{Tenant: who.Tenant, TaskType: strings.TrimSpace(v.Get("task_type")), Limit: 4 * pageSize}
+	if p := strings.TrimSpace(v.Get("project")); p != "" {
+		// A repository's identity (the worktrees of one repository are one
+		// project), or a name, for episodes stored before they had one.
+		if id := memory.ProjectOf(p, "").ID; id != "" {
+			f.Project = id
+		} else {
+			f.Entity = memory.NormalizeEntity(p)
+		}
+	}
 	if who.UserID != "" {
 		f.UserID = who.UserID
 	}
@@ -420,7 +429,7 @@ func (c *Console) episodes(w http.ResponseWriter, r *http.Request, who caller) e
 		}
 		if len(rows) == pageSize {
 			q := url.Values{}
-			for k, s := range map[string]string{"task_type": f.TaskType, "outcome": string(outcome), "archived": v.Get("archived"), "since": v.Get("since")} {
+			for k, s := range map[string]string{"task_type": f.TaskType, "project": v.Get("project"), "outcome": string(outcome), "archived": v.Get("archived"), "since": v.Get("since")} {
 				if s != "" {
 					q.Set(k, s)
 				}
@@ -432,7 +441,7 @@ func (c *Console) episodes(w http.ResponseWriter, r *http.Request, who caller) e
 		rows = append(rows, ep)
 	}
 	c.render(w, r, who, http.StatusOK, "episodes", map[string]any{"Rows": rows, "Next": next, "F": f, "Outcome": outcome, "Archived": v.Get("archived") == "on",
-		"Since": v.Get("since"), "Outcomes": []memory.Outcome{memory.OutcomeSuccess, memory.OutcomePartial, memory.OutcomeFailure, memory.OutcomeUnknown}})
+		"Since": v.Get("since"), "Project": v.Get("project"), "Outcomes": []memory.Outcome{memory.OutcomeSuccess, memory.OutcomePartial, memory.OutcomeFailure, memory.OutcomeUnknown}})
 	return nil
 }
 

@@ -66,7 +66,7 @@ var wants = map[string]want{
 		taskType: llm.TaskDeployment,
 		outcome:  memory.OutcomeSuccess,
 		candidates: []memory.Candidate{
-			{Kind: memory.KindLesson, Content: "When deploying billing-api with helm, use --wait --timeout 10m", CounterExample: "UPGRADE FAILED"},
+			{Kind: memory.KindLesson, Content: "When running `helm upgrade --install billing-api`, use --wait --timeout 10m", CounterExample: "UPGRADE FAILED"},
 			{Kind: memory.KindRule, Content: "Always pass --wait --timeout 10m for billing-api"},
 			{Kind: memory.KindRule, Content: "Never deploy to production on Fridays."},
 		},

@@ -233,12 +233,27 @@ func renderTranscript(t memory.Transcript, budget, fieldLimit int, chatter func(
 			}
 		}
 	}
+	// A result names the call it answers when they are not neighbours
+	// (parallel calls, a background task's later output).
+	callAt := map[string]int{}
+	answers := make([]int, n)
+	for i, e := range t.Events {
+		answers[i] = -1
+		if e.CallID == "" {
+			continue
+		}
+		if at, ok := callAt[e.CallID]; ok && e.Role == memory.RoleTool && at != i-1 {
+			answers[i] = at
+		} else if !ok {
+			callAt[e.CallID] = i
+		}
+	}
 	limit := fieldLimit
 	for {
 		blocks := make([]block, n)
 		total := 0
 		for i, e := range t.Events {
-			text, clipped := renderEvent(i, e, limit)
+			text, clipped := renderEvent(i, e, limit, answers[i])
 			blocks[i] = block{seq: i, text: text, tokens: EstimateTokens(text), clipped: clipped, keep: keep[i], chatter: isChatter[i]}
 			if !omitted[i] {
 				total += blocks[i].tokens
@@ -326,8 +341,9 @@ func assemble(blocks []block, omitted []bool, cut *Truncation, limit int, hard b
 }
 
 // renderEvent renders one event with each field clipped to limit
-// characters; it returns the text and how many fields were clipped.
-func renderEvent(seq int, e memory.Event, limit int) (string, int) {
+// characters; it returns the text and how many fields were clipped. A
+// result that answers a call further back (answers >= 0) names it.
+func renderEvent(seq int, e memory.Event, limit, answers int) (string, int) {
 	var b strings.Builder
 	clipped := 0
 	field := func(s string) string {
@@ -340,6 +356,8 @@ func renderEvent(seq int, e memory.Event, limit int) (string, int) {
 	}
 	fmt.Fprintf(&b, "[%d] %s", seq, e.Role)
 	switch {
+	case e.ToolName != "" && e.Role == memory.RoleTool && answers >= 0:
+		fmt.Fprintf(&b, " %s (result of [%d])", e.ToolName, answers)
 	case e.ToolName != "" && e.Role == memory.RoleTool:
 		fmt.Fprintf(&b, " %s", e.ToolName)
 	case e.ToolName != "":

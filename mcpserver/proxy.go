@@ -40,6 +40,7 @@ func Proxy(ctx context.Context, url, token, version string) (*server.MCPServer, 
 	})
 	s := server.NewMCPServer("hindsight", version, server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false), server.WithPromptCapabilities(false), server.WithHooks(hooks),
+		server.WithCompletions(), server.WithPromptCompletionProvider(proxyCompleter{up}), server.WithResourceCompletionProvider(proxyCompleter{up}),
 		server.WithRecovery(), server.WithInstructions(instructions))
 	if err := proxyResourcesAndPrompts(ctx, s, up); err != nil {
 		up.Close()
@@ -119,6 +120,26 @@ func proxyResourcesAndPrompts(ctx context.Context, s *server.MCPServer, up *sdk.
 		})
 	}
 	return nil
+}
+
+// proxyCompleter forwards completion/complete to the upstream.
+type proxyCompleter struct{ up *sdk.ClientSession }
+
+func (p proxyCompleter) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, c mcp.CompleteContext) (*mcp.Completion, error) {
+	return p.complete(ctx, &sdk.CompleteReference{Type: "ref/prompt", Name: name}, arg, c)
+}
+
+func (p proxyCompleter) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, c mcp.CompleteContext) (*mcp.Completion, error) {
+	return p.complete(ctx, &sdk.CompleteReference{Type: "ref/resource", URI: uri}, arg, c)
+}
+
+func (p proxyCompleter) complete(ctx context.Context, ref *sdk.CompleteReference, arg mcp.CompleteArgument, c mcp.CompleteContext) (*mcp.Completion, error) {
+	res, err := p.up.Complete(ctx, &sdk.CompleteParams{Ref: ref, Argument: sdk.CompleteParamsArgument{Name: arg.Name, Value: arg.Value},
+		Context: &sdk.CompleteContext{Arguments: c.Arguments}})
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.Completion{Values: res.Completion.Values, Total: res.Completion.Total, HasMore: res.Completion.HasMore}, nil
 }
 
 // convert moves an MCP message between the two SDKs through its JSON, the

@@ -30,7 +30,7 @@ type Backend interface {
 	Stats(ctx context.Context, tenant string) (service.Stats, error)
 	Episode(ctx context.Context, tenant, id string) (memory.Episode, error)
 	Browse(ctx context.Context, tenant string, scopes []memory.Scope, limit int) ([]memory.Memory, []memory.Episode, error)
-	RecentSessions(ctx context.Context, tenant, project, userID string, n int) ([]memory.Episode, error)
+	RecentSessions(ctx context.Context, tenant string, project memory.Project, userID string, n int) ([]memory.Episode, error)
 }
 
 // Options configures the MCP server.
@@ -56,6 +56,9 @@ func New(b Backend, opts Options) *server.MCPServer {
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
 		server.WithPromptCapabilities(false),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(completer{t}),
+		server.WithResourceCompletionProvider(completer{t}),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
 		server.WithResourceRecovery(),

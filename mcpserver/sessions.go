@@ -181,7 +181,8 @@ func (t tenantSessions) Terminate(id string) (bool, error) {
 //   - a body over MaxRequestBytes: 413.
 //
 // Requests of protocol 2026-07-28 and later, which has no sessions, pass
-// to mcp-go unchanged but for the body checks.
+// to mcp-go unchanged but for the body checks, and subscriptions/listen,
+// which is Method not found: Hindsight sends no notifications.
 //
 // With s nil (HTTPOptions.Stateless) there are no sessions to check: any
 // POST passes (its Mcp-Session-Id, if any, is ignored), and GET and DELETE
@@ -217,6 +218,21 @@ func sessionGate(next http.Handler, s *Sessions) http.Handler {
 		}
 		method, metaVersion := peek(body)
 		if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) || mcp.IsModernProtocol(metaVersion) {
+			if method == string(mcp.MethodSubscriptionsListen) {
+				// Hindsight declares no listChanged or subscribe capability:
+				// it has no notification to deliver, so it offers no
+				// subscription stream (mcp-go would open one and close it
+				// at once, its acknowledgement racing the result).
+				var m struct {
+					ID json.RawMessage `json:"id"`
+				}
+				_ = json.Unmarshal(body, &m)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusNotFound)
+				_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{
+					"code": mcp.METHOD_NOT_FOUND, "message": "subscriptions/listen: this server sends no notifications (it declares no listChanged or subscribe capability)"}})
+				return
+			}
 			next.ServeHTTP(w, r)
 			return
 		}

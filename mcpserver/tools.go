@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -158,7 +159,8 @@ func (t *tools) definitions() []definition {
 			mcp.WithBoolean("include_superseded", mcp.Description("Also return memories replaced by newer ones (to see what was true before).")),
 			mcp.WithBoolean("with_events", mcp.Description("Also return the IDs of the raw events each memory came from.")),
 			mcp.WithInteger("max_tokens", mcp.Description("Token budget of `context` (default 600): the most relevant memories that fit, counter-examples shortened first; `omitted` says how many were left out."), mcp.Min(50), mcp.Max(20000)),
-			mcp.WithString("project", mcp.Description("The directory or project you work in: what was learned there ranks higher; the rest still comes back.")),
+			mcp.WithString("project", mcp.Description("The directory or project you work in: a directory, a repository (github.com/acme/shop, or git:<root commit>) or a name. What was learned there ranks higher; the rest still comes back.")),
+			mcp.WithString("project_name", mcp.Description("The project's name, when project is an identity that carries none (git:<root commit>).")),
 			mcp.WithInteger("recent_sessions", mcp.Description("With project: also return this many of the project's latest sessions (task, outcome, what failed), newest first, in `sessions` and `context` (default 0)."), mcp.Min(0), mcp.Max(10)),
 			mcp.WithString("user_id", mcp.Description("The end user you are serving: their own memories come back with the team's. Without it, only team knowledge; never another user's memories.")),
 			mcp.WithString("agent_id", mcp.Description("Your agent ID, if memories were stored as yours (scope agent).")),
@@ -197,6 +199,7 @@ func (t *tools) definitions() []definition {
 			mcp.WithString("user_id", mcp.Description("The end user the session is with, if known.")),
 			mcp.WithString("ts", mcp.Description("When the event happened (RFC 3339); now if omitted. A session's events are ordered by it.")),
 			mcp.WithString("event_id", mcp.Description("Your ID for this event, to resend it safely: an event sent again with the same ID is stored once.")),
+			mcp.WithString("call_id", mcp.Description("Your ID for a tool call, on the call and on its result: it ties them together when calls run in parallel.")),
 			mcp.WithToolAnnotation(write(false, false)),
 			mcp.WithOutputSchema[LogOutput](),
 		), t.logEvent},
@@ -207,11 +210,12 @@ func (t *tools) definitions() []definition {
 				"Set wait=true to return only when the new memories are recallable. Ending a session twice distils it once; a session that grew since is distilled again, whole."),
 			mcp.WithTitleAnnotation("End a session"),
 			mcp.WithString("session_id", mcp.Required(), mcp.Description("The session's ID.")),
-			mcp.WithArray("events", mcp.Description("The session's full transcript, oldest first, if not logged: objects with role (user, assistant, tool, system), content, and optional ts, tool_name, tool_args, tool_result, error."),
+			mcp.WithArray("events", mcp.Description("The session's full transcript, oldest first, if not logged: objects with role (user, assistant, tool, system), content, and optional ts, tool_name, tool_args, tool_result, error, call_id (ties a tool call to its result)."),
 				mcp.Items(map[string]any{"type": "object", "properties": map[string]any{
 					"role":    map[string]any{"type": "string", "enum": []string{"user", "assistant", "tool", "system"}},
 					"content": map[string]any{"type": "string"}, "ts": map[string]any{"type": "string"},
 					"tool_name": map[string]any{"type": "string"}, "tool_args": jsonValue, "tool_result": jsonValue, "error": map[string]any{"type": "string"},
+					"call_id": map[string]any{"type": "string"},
 				}, "required": []string{"role"}})),
 			mcp.WithArray("messages", mcp.Description("Instead of events: the session as OpenAI chat messages, oldest first: objects with role (system, developer, user, assistant, tool), content (text or text parts), and tool_calls or tool_call_id."),
 				mcp.Items(map[string]any{"type": "object", "properties": map[string]any{
@@ -220,7 +224,8 @@ func (t *tools) definitions() []definition {
 				}, "required": []string{"role"}})),
 			mcp.WithString("task", mcp.Description("What the task was, in one sentence.")),
 			mcp.WithString("outcome", mcp.Description("How it ended."), mcp.Enum("success", "partial", "failure", "unknown")),
-			mcp.WithString("project", mcp.Description("The directory or project the agent worked in; recall in the same project prefers what was learned there.")),
+			mcp.WithString("project", mcp.Description("The directory or project the agent worked in: a directory, a repository (github.com/acme/shop, or git:<root commit>, so that the worktrees of one repository are one project) or a name; recall in the same project prefers what was learned there.")),
+			mcp.WithString("project_name", mcp.Description("The project's name, when project is an identity that carries none (git:<root commit>).")),
 			mcp.WithBoolean("keep_open", mcp.Description("Store the events but do not distil yet: the session goes on (before a context compaction, say) and is distilled, whole, when it ends (default false).")),
 			mcp.WithString("user_id", mcp.Description("The end user the session was with, if known; lets that user's data be forgotten later.")),
 			mcp.WithString("agent", mcp.Description("The agent that ran the session, if known.")),
@@ -336,6 +341,9 @@ func (t *tools) recall(ctx context.Context, tenant string, a args) (any, string,
 	if q.Project, err = a.str("project", false); err != nil {
 		return nil, "", err
 	}
+	if q.ProjectName, err = a.str("project_name", false); err != nil {
+		return nil, "", err
+	}
 	recent, err := a.integer("recent_sessions", 0, 0, 10)
 	if err != nil {
 		return nil, "", err
@@ -349,11 +357,12 @@ func (t *tools) recall(ctx context.Context, tenant string, a args) (any, string,
 	}
 	out := recallOutput(resp)
 	if recent > 0 {
-		eps, err := t.b.RecentSessions(ctx, tenant, q.Project, q.UserID, recent)
+		p := memory.ProjectOf(q.Project, q.ProjectName)
+		eps, err := t.b.RecentSessions(ctx, tenant, p, q.UserID, recent)
 		if err != nil {
 			return nil, "", err
 		}
-		out.addSessions(q.Project, eps, q.MaxTokens)
+		out.addSessions(cmp.Or(p.Name, p.ID), eps, q.MaxTokens)
 	}
 	return out, out.Context, nil
 }
@@ -445,6 +454,9 @@ func (t *tools) logEvent(ctx context.Context, tenant string, a args) (any, strin
 	if r.EventID, err = a.str("event_id", false); err != nil {
 		return nil, "", err
 	}
+	if r.CallID, err = a.str("call_id", false); err != nil {
+		return nil, "", err
+	}
 	e, err := t.b.Log(ctx, tenant, r)
 	if err != nil {
 		return nil, "", err
@@ -499,6 +511,9 @@ func (t *tools) endSession(ctx context.Context, tenant string, a args) (any, str
 		return nil, "", err
 	}
 	if r.Project, err = a.str("project", false); err != nil {
+		return nil, "", err
+	}
+	if r.ProjectName, err = a.str("project_name", false); err != nil {
 		return nil, "", err
 	}
 	if r.KeepOpen, err = a.boolean("keep_open", false); err != nil {

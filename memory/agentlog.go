@@ -7,9 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -32,59 +30,138 @@ const (
 	MaxMessageText = 64 << 10
 )
 
-// Reasons a record of an agent's log is left out of the transcript; the
-// counts are in Transcript.Dropped.
+// Reasons a record of an agent's log, or a part of one, is left out of the
+// transcript; the counts are in Transcript.Dropped. What the agent's
+// harness writes is never taken for the person's words: each kind it
+// writes has a reason here, or is kept in another form (see the Mapped
+// kinds below).
 const (
 	DropThinking      = "thinking"              // the model's private reasoning
 	DropProgress      = "progress"              // hook and subagent progress records
 	DropSnapshot      = "file-history-snapshot" // Claude Code's file backups
 	DropQueue         = "queue-operation"       // prompts queued while busy
-	DropSystemRecord  = "system-record"         // local command echoes, hook summaries
-	DropMeta          = "meta"                  // caveats and expanded skill text the user did not type
-	DropCommand       = "local-command"         // /slash commands and their output
-	DropReminder      = "system-reminder"       // text the harness adds to a message
+	DropSystemRecord  = "system-record"         // turn durations, away recaps, notices
+	DropMeta          = "meta"                  // caveats and expanded command or skill text the user did not type
+	DropCommand       = "local-command"         // built-in /commands, their output, shell escapes
+	DropReminder      = "system-reminder"       // text the harness adds to a message or a result
 	DropEnvironment   = "environment-context"   // Codex's environment and instruction preamble
 	DropInstructions  = "instructions"          // developer or system prompts
 	DropTurnContext   = "turn-context"          // Codex's per-turn settings
 	DropEventMsg      = "event-message"         // Codex's UI events, which repeat the response items
 	DropEmpty         = "empty"                 // records with nothing left to say
-	DropSummaryRecord = "summary"               // Claude Code's session titles
+	DropSummaryRecord = "summary"               // session titles (summary, ai-title, custom-title)
+	DropSessionState  = "session-state"         // the harness's bookkeeping: last prompt, mode, permission mode, bridge
+	DropAttachment    = "attachment"            // tool, skill and agent listings, diagnostics, todo reminders
+	DropHook          = "hook-output"           // what hooks printed or injected, hook summaries
+	DropCompaction    = "compact-boundary"      // the marker where a conversation was compacted
+	DropAPIError      = "api-error"             // the harness's report of a failed model call
+	DropSynthetic     = "synthetic"             // text the harness wrote in the model's place
+	DropHarnessPrompt = "harness-prompt"        // prompts the harness sent as the user (not typed by a person)
+	DropPastedUI      = "pasted-agent-output"   // an agent's terminal output pasted into a message
+	DropIDEContext    = "ide-context"           // the file or selection an IDE attached to a message
+	DropBackground    = "background-status"     // a background task's start notice, and calls that poll or stop it
+	DropCancelled     = "cancelled-call"        // calls the harness cancelled unrun because a parallel call failed
+	DropLogCut        = "log-cut"               // a log over the reader's cap, read as its head and tail
 	DropOther         = "other"                 // record types this parser does not know
 )
 
-// isJSONLog reports whether data is a JSON-lines log whose first record
-// names an agent's record type, and which format it is.
+// Kinds of harness records kept in another form; the counts are in
+// Transcript.Mapped.
+const (
+	// A background task's completion notice, or its output read later, is
+	// a result of the call that started the task.
+	MapTaskNotification = "task-notification"
+	MapBackgroundOutput = "background-output"
+	// A compaction summary is context, not something the user said.
+	MapCompaction = "compaction-summary"
+	// "[Request interrupted by user]" says the person stopped the agent.
+	MapInterruption = "interruption"
+	// A call the harness refused to run (a file not read before an edit,
+	// a malformed input) is kept as its result, marked RefusedByHarness:
+	// nothing ran, so it teaches nothing about the work.
+	MapRefused = "refused-call"
+)
+
+// RefusedByHarness is the content of the result of a call the agent's
+// harness refused to run.
+const RefusedByHarness = "[refused by the harness, not run]"
+
+// A line of a JSON-lines log is one record; a log whose lines are not is
+// not an agent's log.
+type logProbe struct {
+	Type      string          `json:"type"`
+	SessionID string          `json:"sessionId"`
+	Payload   json.RawMessage `json:"payload"`
+	Message   json.RawMessage `json:"message"`
+	ID        string          `json:"id"`
+	Timestamp string          `json:"timestamp"`
+	Role      string          `json:"role"`
+}
+
+// probeLines is how many of a log's first records isJSONLog reads to tell
+// its format: a log may open with records of any type (Claude Code 2.1
+// opens with last-prompt, mode and permission-mode records).
+const probeLines = 64
+
+// isJSONLog reports whether data is a JSON-lines log of a coding agent,
+// and which format it is. It reads the records, not the first line alone:
+// every line read must be a JSON object, and the first record whose type
+// names one agent's conversation decides.
 func isJSONLog(data []byte) (string, bool) {
-	line, _, _ := bytes.Cut(data, []byte("\n"))
-	var probe struct {
-		Type      string          `json:"type"`
-		SessionID string          `json:"sessionId"`
-		Payload   json.RawMessage `json:"payload"`
-		Message   json.RawMessage `json:"message"`
-		ID        string          `json:"id"`
-		Timestamp string          `json:"timestamp"`
-	}
-	if json.Unmarshal(bytes.TrimSpace(line), &probe) != nil {
-		return "", false
-	}
-	switch probe.Type {
-	case "session_meta", "response_item", "turn_context", "event_msg", "compacted":
-		if len(probe.Payload) > 0 {
-			return FormatCodex, true
+	rest := data
+	objects := 0
+	for n := 0; n < probeLines && len(rest) > 0; n++ {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
 		}
-	case "user", "assistant", "progress", "file-history-snapshot", "queue-operation", "system", "summary":
-		if probe.SessionID != "" || len(probe.Message) > 0 || probe.Type == "file-history-snapshot" || probe.Type == "summary" {
-			return FormatClaudeCode, true
+		if line[0] != '{' {
+			return "", false
 		}
-	case "":
-		// Codex rollouts before mid-2025: a bare header, then bare items.
-		if probe.ID != "" && probe.Timestamp != "" && bytes.Count(data, []byte("\n")) > 0 && len(probe.Message) == 0 {
-			if rest := bytes.TrimSpace(data[len(line):]); len(rest) > 0 && bytes.Contains(rest, []byte(`"type"`)) {
+		var p logProbe
+		if json.Unmarshal(line, &p) != nil {
+			return "", false
+		}
+		objects++
+		switch p.Type {
+		case "session_meta", "response_item", "turn_context", "event_msg", "compacted":
+			if len(p.Payload) > 0 {
 				return FormatCodex, true
+			}
+		case "user", "assistant":
+			if len(p.Message) > 0 {
+				return FormatClaudeCode, true
+			}
+		case "":
+			// Codex rollouts before mid-2025: a bare header, then bare items.
+			if n == 0 && p.ID != "" && p.Timestamp != "" && len(p.Message) == 0 && len(rest) > 0 && bytes.Contains(rest, []byte(`"type"`)) {
+				return FormatCodex, true
+			}
+			if p.Role != "" {
+				return "", false // an OpenAI message per line: not an agent's log
 			}
 		}
 	}
+	// Only bookkeeping records so far: a Claude Code log by its record
+	// types (it is refused later as holding no conversation, saying so).
+	if objects > 1 || (objects == 1 && len(bytes.TrimSpace(rest)) == 0) {
+		line, _, _ := bytes.Cut(data, []byte("\n"))
+		var p logProbe
+		if json.Unmarshal(bytes.TrimSpace(line), &p) == nil && p.Type != "" && (p.SessionID != "" || claudeBookkeeping[p.Type]) {
+			return FormatClaudeCode, true
+		}
+	}
 	return "", false
+}
+
+// claudeBookkeeping are Claude Code record types that carry no
+// conversation; a log may open with any of them.
+var claudeBookkeeping = map[string]bool{
+	"progress": true, "file-history-snapshot": true, "file-history-delta": true, "queue-operation": true,
+	"system": true, "summary": true, "ai-title": true, "custom-title": true, "last-prompt": true, "mode": true,
+	"permission-mode": true, "bridge-session": true, "attachment": true, "tag": true, "agent-name": true,
 }
 
 // logLines splits a JSON-lines log, numbering lines from 1 for errors.
@@ -113,13 +190,23 @@ type logBuilder struct {
 	t     Transcript
 	loc   *time.Location
 	tools map[string]string // call ID → tool name
+	// background maps the ID of a background task (a shell or an agent
+	// the harness runs on) to the call that started it; polls maps the
+	// ID of a call that reads or stops such a task to the starting call.
+	background map[string]string
+	polls      map[string]string
+	userTexts  map[string]bool // what user messages said, as written
+	cancelled  map[string]bool // calls the harness cancelled unrun
 }
 
 func newLogBuilder(format string, loc *time.Location) *logBuilder {
-	return &logBuilder{t: Transcript{Format: format, Dropped: map[string]int{}}, loc: loc, tools: map[string]string{}}
+	return &logBuilder{t: Transcript{Format: format, Dropped: map[string]int{}, Mapped: map[string]int{}}, loc: loc,
+		tools: map[string]string{}, background: map[string]string{}, polls: map[string]string{}, userTexts: map[string]bool{}, cancelled: map[string]bool{}}
 }
 
 func (b *logBuilder) drop(reason string) { b.t.Dropped[reason]++ }
+
+func (b *logBuilder) mapped(kind string) { b.t.Mapped[kind]++ }
 
 func (b *logBuilder) add(e Event) { b.t.Events = append(b.t.Events, e) }
 
@@ -136,10 +223,37 @@ func (b *logBuilder) ts(s string) time.Time {
 	return t
 }
 
+// result adds the result of call id: an error when failed, else its
+// output.
+func (b *logBuilder) result(id string, ts time.Time, out string, failed bool, side bool) {
+	e := Event{Role: RoleTool, TS: ts, CallID: id, ToolName: cmpOr(b.tools[id], "unknown")}
+	if failed {
+		e.Error = cmpOr(out, "the tool failed")
+	} else {
+		e.ToolResult = cmpOr(out, "(no output)")
+	}
+	if side {
+		e.Content = "[subagent]"
+	}
+	b.add(e)
+}
+
+// compactionSummary adds a compaction's summary as context.
+func (b *logBuilder) compactionSummary(ts time.Time, text string) {
+	b.mapped(MapCompaction)
+	b.add(Event{Role: RoleSystem, TS: ts, Content: "Summary of the conversation before it was compacted (context, not the user's words):\n" + bound(strings.TrimSpace(text), MaxMessageText, &b.t.Cut)})
+}
+
 func (b *logBuilder) finish(data []byte) (Transcript, error) {
+	if len(b.cancelled) > 0 {
+		b.t.Events = slices.DeleteFunc(b.t.Events, func(e Event) bool { return e.CallID != "" && b.cancelled[e.CallID] })
+	}
 	t := b.t
 	if len(t.Dropped) == 0 {
 		t.Dropped = nil
+	}
+	if len(t.Mapped) == 0 {
+		t.Mapped = nil
 	}
 	if t.SessionID == "" {
 		sum := sha256.Sum256(data)
@@ -191,8 +305,16 @@ func droppedSummary(d map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// DroppedSummary says what an agent's log left out, for people.
-func (t Transcript) DroppedSummary() string { return droppedSummary(t.Dropped) }
+// DroppedSummary says what an agent's log left out, and what of the
+// harness's it kept in another form, for people: "44 progress, 3
+// thinking; kept as context or results: 2 task-notification".
+func (t Transcript) DroppedSummary() string {
+	s := droppedSummary(t.Dropped)
+	if len(t.Mapped) > 0 {
+		s += "; kept as context or results: " + droppedSummary(t.Mapped)
+	}
+	return s
+}
 
 // bound cuts s to limit bytes, keeping its head and tail (on UTF-8
 // boundaries) around a marker with the whole text's length and hash.
@@ -216,461 +338,9 @@ func bound(s string, limit int, cut *int) string {
 
 func utf8Start(c byte) bool { return c&0xC0 != 0x80 }
 
-// Harness text inside messages. A system reminder is added by Claude Code
-// to what the user or a tool said; slash commands and their output are
-// the user driving the tool, not talking about the work.
-var (
-	reminderRE     = regexp.MustCompile(`(?s)<system-reminder>.*?</system-reminder>`)
-	commandRE      = regexp.MustCompile(`(?s)^\s*<(command-name|command-message|command-args|local-command-stdout|local-command-stderr|local-command-caveat|bash-input|bash-stdout|bash-stderr)>`)
-	interruptedRE  = regexp.MustCompile(`^\[Request interrupted by user[^\]]*\]$`)
-	environmentRE  = regexp.MustCompile(`(?s)^\s*(<environment_context>|<user_instructions>|<INSTRUCTIONS>|# AGENTS\.md instructions|<permissions instructions>|<user_shell_command>)`)
-	codexExitRE    = regexp.MustCompile(`(?m)^(?:Exit code|Process exited with code):?\s*(-?\d+)`)
-	codexFailureRE = regexp.MustCompile(`^(?:error|failed|execution error|aborted)\b`)
-)
-
-// userText cleans what a user record says, returning "" and the reason
-// when nothing of the user's own words is left.
-func userText(s string) (string, string) {
-	if commandRE.MatchString(s) {
-		// A slash command's arguments are the user's words: "/review
-		// check the migrations too". Its output and bare commands are not.
-		name := tagText(s, "command-name")
-		args := tagText(s, "command-args")
-		if name == "" || args == "" {
-			return "", DropCommand
-		}
-		return strings.TrimSpace(name + " " + args), ""
-	}
-	if strings.Contains(s, "<system-reminder>") {
-		s = reminderRE.ReplaceAllString(s, "")
-		if strings.TrimSpace(s) == "" {
-			return "", DropReminder
-		}
-	}
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return "", DropEmpty
-	}
-	return s, ""
-}
-
-// ParseClaudeCode reads a Claude Code session log, and the logs of its
-// subagents (from the subagents/ folder beside it) when given.
-//
-// User and assistant text become user and assistant events; a tool_use
-// becomes a call with its name and input, and the tool_result that answers
-// it (Claude Code writes it as a "user" record) a result, or an error when
-// is_error is set, named by the call's ID. Thinking, progress, snapshots,
-// queue operations, system records, meta text, slash commands and system
-// reminders are left out and counted. A compaction summary is context (a
-// system event), not something the user said. Sidechain and subagent
-// records are kept, marked "[subagent]", with their prompts as the
-// agent's words, not the user's.
-func ParseClaudeCode(data []byte, loc *time.Location, subagents ...[]byte) (Transcript, error) {
-	b := newLogBuilder(FormatClaudeCode, loc)
-	b.t.Agent = "claude-code"
-	if err := b.claudeLog(data, false); err != nil {
-		return Transcript{}, err
-	}
-	for i, sub := range subagents {
-		if err := b.claudeLog(sub, true); err != nil {
-			return Transcript{}, fmt.Errorf("subagent log %d: %w", i+1, err)
-		}
-	}
-	return b.finish(data)
-}
-
-type claudeRecord struct {
-	Type             string `json:"type"`
-	SessionID        string `json:"sessionId"`
-	CWD              string `json:"cwd"`
-	Timestamp        string `json:"timestamp"`
-	IsSidechain      bool   `json:"isSidechain"`
-	IsMeta           bool   `json:"isMeta"`
-	IsCompactSummary bool   `json:"isCompactSummary"`
-	AgentID          string `json:"agentId"`
-	Message          struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	} `json:"message"`
-}
-
-type claudeBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-}
-
-func (b *logBuilder) claudeLog(data []byte, subagent bool) error {
-	return logLines(data, func(n int, line []byte) error {
-		var r claudeRecord
-		if err := json.Unmarshal(line, &r); err != nil {
-			return Invalidf("parse transcript", "claude code log, line %d: not a JSON record: %v", n, err)
-		}
-		if b.t.SessionID == "" && r.SessionID != "" && !subagent {
-			b.t.SessionID = r.SessionID
-		}
-		if b.t.Project == "" && r.CWD != "" {
-			b.t.Project = r.CWD
-		}
-		switch r.Type {
-		case "user", "assistant":
-		case "progress":
-			b.drop(DropProgress)
-			return nil
-		case "file-history-snapshot":
-			b.drop(DropSnapshot)
-			return nil
-		case "queue-operation":
-			b.drop(DropQueue)
-			return nil
-		case "system":
-			b.drop(DropSystemRecord)
-			return nil
-		case "summary":
-			b.drop(DropSummaryRecord)
-			return nil
-		default:
-			b.drop(DropOther)
-			return nil
-		}
-		ts := b.ts(r.Timestamp)
-		side := subagent || r.IsSidechain
-		if r.IsMeta {
-			b.drop(DropMeta)
-			return nil
-		}
-		var blocks []claudeBlock
-		var text string
-		if json.Unmarshal(r.Message.Content, &text) != nil {
-			if err := json.Unmarshal(r.Message.Content, &blocks); err != nil {
-				return Invalidf("parse transcript", "claude code log, line %d: message.content is neither text nor content blocks", n)
-			}
-		} else {
-			blocks = []claudeBlock{{Type: "text", Text: text}}
-		}
-		for _, bl := range blocks {
-			b.claudeBlock(r, bl, ts, side)
-		}
-		return nil
-	})
-}
-
-func (b *logBuilder) claudeBlock(r claudeRecord, bl claudeBlock, ts time.Time, side bool) {
-	switch bl.Type {
-	case "thinking", "redacted_thinking":
-		b.drop(DropThinking)
-	case "text":
-		if r.IsCompactSummary {
-			b.add(Event{Role: RoleSystem, TS: ts, Content: "Summary of the conversation before it was compacted (context, not the user's words):\n" + bound(strings.TrimSpace(bl.Text), MaxMessageText, &b.t.Cut)})
-			return
-		}
-		if r.Type == "assistant" {
-			s := strings.TrimSpace(reminderRE.ReplaceAllString(bl.Text, ""))
-			if s == "" {
-				b.drop(DropEmpty)
-				return
-			}
-			b.add(Event{Role: RoleAssistant, TS: ts, Content: mark(side, bound(s, MaxMessageText, &b.t.Cut))})
-			return
-		}
-		s, why := userText(bl.Text)
-		if why != "" {
-			b.drop(why)
-			return
-		}
-		if interruptedRE.MatchString(s) {
-			b.add(Event{Role: RoleSystem, TS: ts, Content: "The user interrupted the assistant."})
-			return
-		}
-		if side {
-			// A subagent's "user" is the agent that delegated to it.
-			b.add(Event{Role: RoleAssistant, TS: ts, Content: "[subagent] task: " + bound(s, MaxMessageText, &b.t.Cut)})
-			return
-		}
-		b.add(Event{Role: RoleUser, TS: ts, Content: bound(s, MaxMessageText, &b.t.Cut)})
-	case "tool_use", "server_tool_use":
-		b.tools[bl.ID] = bl.Name
-		e := Event{Role: RoleAssistant, TS: ts, ToolName: bl.Name, ToolArgs: bound(verbatim(bl.Input), MaxToolOutput, &b.t.Cut)}
-		if side {
-			e.Content = "[subagent]"
-		}
-		b.add(e)
-	case "tool_result", "web_search_tool_result":
-		out := bound(blockText(bl.Content), MaxToolOutput, &b.t.Cut)
-		e := Event{Role: RoleTool, TS: ts, ToolName: cmpOr(b.tools[bl.ToolUseID], "unknown")}
-		if bl.IsError {
-			e.Error = cmpOr(out, "the tool failed")
-		} else {
-			e.ToolResult = cmpOr(out, "(no output)")
-		}
-		if side {
-			e.Content = "[subagent]"
-		}
-		b.add(e)
-	case "image", "document":
-		b.add(Event{Role: Role(cmpOr(r.Message.Role, r.Type)), TS: ts, Content: "[" + bl.Type + "]"})
-	default:
-		b.drop(DropOther)
-	}
-}
-
-// tagText is the text of the first <tag>…</tag> in s.
-func tagText(s, tag string) string {
-	_, rest, ok := strings.Cut(s, "<"+tag+">")
-	if !ok {
-		return ""
-	}
-	body, _, _ := strings.Cut(rest, "</"+tag+">")
-	return strings.TrimSpace(body)
-}
-
-func mark(side bool, s string) string {
-	if side {
-		return "[subagent] " + s
-	}
-	return s
-}
-
-// blockText reads a tool_result's content: a string, or blocks whose text
-// is kept and whose images are named.
-func blockText(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []claudeBlock
-	if json.Unmarshal(raw, &parts) != nil {
-		return verbatim(raw)
-	}
-	var out []string
-	for _, p := range parts {
-		switch {
-		case p.Text != "":
-			out = append(out, p.Text)
-		case p.Type != "" && p.Type != "text":
-			out = append(out, "["+p.Type+"]")
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
-// ParseCodex reads a Codex CLI rollout log.
-//
-// User and assistant messages become events; function_call and
-// custom_tool_call become calls and their outputs results, linked by
-// call_id, with a non-zero exit code read as a failure. The session's ID
-// and directory come from session_meta, and a compaction is context (a
-// system event). Reasoning, turn contexts, UI events (event_msg, which
-// repeat the response items), and the environment and instruction
-// preamble are left out and counted.
-func ParseCodex(data []byte, loc *time.Location) (Transcript, error) {
-	b := newLogBuilder(FormatCodex, loc)
-	b.t.Agent = "codex"
-	err := logLines(data, func(n int, line []byte) error {
-		var r struct {
-			Type      string          `json:"type"`
-			Timestamp string          `json:"timestamp"`
-			Payload   json.RawMessage `json:"payload"`
-			ID        string          `json:"id"`
-		}
-		if err := json.Unmarshal(line, &r); err != nil {
-			return Invalidf("parse transcript", "codex log, line %d: not a JSON record: %v", n, err)
-		}
-		ts := b.ts(r.Timestamp)
-		switch {
-		case r.Type == "session_meta":
-			var m struct {
-				ID  string `json:"id"`
-				CWD string `json:"cwd"`
-			}
-			_ = json.Unmarshal(r.Payload, &m)
-			if b.t.SessionID == "" {
-				b.t.SessionID = m.ID
-			}
-			if b.t.Project == "" {
-				b.t.Project = m.CWD
-			}
-			return nil
-		case r.Type == "turn_context":
-			var m struct {
-				CWD string `json:"cwd"`
-			}
-			if json.Unmarshal(r.Payload, &m) == nil && b.t.Project == "" {
-				b.t.Project = m.CWD
-			}
-			b.drop(DropTurnContext)
-			return nil
-		case r.Type == "event_msg":
-			b.drop(DropEventMsg)
-			return nil
-		case r.Type == "compacted":
-			var m struct {
-				Message string `json:"message"`
-			}
-			if json.Unmarshal(r.Payload, &m) == nil && strings.TrimSpace(m.Message) != "" {
-				b.add(Event{Role: RoleSystem, TS: ts, Content: "Summary of the conversation before it was compacted (context, not the user's words):\n" + bound(strings.TrimSpace(m.Message), MaxMessageText, &b.t.Cut)})
-			} else {
-				b.drop(DropEmpty)
-			}
-			return nil
-		case r.Type == "response_item":
-			return b.codexItem(n, r.Payload, ts)
-		case len(r.Payload) == 0 && r.ID != "" && n == 1:
-			// The header of an older rollout: the session's ID.
-			b.t.SessionID = r.ID
-			return nil
-		case len(r.Payload) == 0:
-			// An older rollout's bare item.
-			return b.codexItem(n, line, ts)
-		}
-		b.drop(DropOther)
-		return nil
-	})
-	if err != nil {
-		return Transcript{}, err
-	}
-	return b.finish(data)
-}
-
-func (b *logBuilder) codexItem(n int, raw json.RawMessage, ts time.Time) error {
-	var it struct {
-		Type    string          `json:"type"`
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-		Name    string          `json:"name"`
-		CallID  string          `json:"call_id"`
-		Args    json.RawMessage `json:"arguments"`
-		Input   json.RawMessage `json:"input"`
-		Output  json.RawMessage `json:"output"`
-		Action  json.RawMessage `json:"action"`
-		Status  string          `json:"status"`
-	}
-	if err := json.Unmarshal(raw, &it); err != nil {
-		return Invalidf("parse transcript", "codex log, line %d: response item: %v", n, err)
-	}
-	switch it.Type {
-	case "message":
-		text := codexText(it.Content)
-		switch it.Role {
-		case "user":
-			if environmentRE.MatchString(text) {
-				b.drop(DropEnvironment)
-				return nil
-			}
-			s, why := userText(text)
-			if why != "" {
-				b.drop(why)
-				return nil
-			}
-			b.add(Event{Role: RoleUser, TS: ts, Content: bound(s, MaxMessageText, &b.t.Cut)})
-		case "assistant":
-			if s := strings.TrimSpace(text); s != "" {
-				b.add(Event{Role: RoleAssistant, TS: ts, Content: bound(s, MaxMessageText, &b.t.Cut)})
-			} else {
-				b.drop(DropEmpty)
-			}
-		default: // developer, system
-			b.drop(DropInstructions)
-		}
-	case "reasoning":
-		b.drop(DropThinking)
-	case "function_call", "custom_tool_call", "local_shell_call", "web_search_call":
-		name := cmpOr(it.Name, strings.TrimSuffix(it.Type, "_call"))
-		args := it.Args
-		if len(args) == 0 {
-			args = cmpRaw(it.Input, it.Action)
-		}
-		b.tools[it.CallID] = name
-		b.add(Event{Role: RoleAssistant, TS: ts, ToolName: name, ToolArgs: bound(argsText(args), MaxToolOutput, &b.t.Cut)})
-	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
-		out, failed := codexOutput(it.Output)
-		out = bound(out, MaxToolOutput, &b.t.Cut)
-		e := Event{Role: RoleTool, TS: ts, ToolName: cmpOr(b.tools[it.CallID], "unknown")}
-		if failed {
-			e.Error = cmpOr(out, "the tool failed")
-		} else {
-			e.ToolResult = cmpOr(out, "(no output)")
-		}
-		b.add(e)
-	default:
-		b.drop(DropOther)
-	}
-	return nil
-}
-
 func cmpRaw(a, b json.RawMessage) json.RawMessage {
 	if len(a) > 0 {
 		return a
 	}
 	return b
-}
-
-// codexText joins a message's input_text and output_text parts.
-func codexText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &parts)
-	var out []string
-	for _, p := range parts {
-		switch {
-		case p.Text != "":
-			out = append(out, p.Text)
-		case strings.Contains(p.Type, "image"):
-			out = append(out, "[image]")
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
-// codexOutput reads a tool output and whether it failed. Codex has written
-// it as {"output", "metadata": {"exit_code"}} JSON inside a string, as
-// "Exit code: N\nWall time: …\nOutput:\n…" text, and as plain text.
-func codexOutput(raw json.RawMessage) (string, bool) {
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		var obj struct {
-			Content string `json:"content"`
-			Success *bool  `json:"success"`
-		}
-		if json.Unmarshal(raw, &obj) == nil && obj.Content != "" {
-			return obj.Content, obj.Success != nil && !*obj.Success
-		}
-		return verbatim(raw), false
-	}
-	var wrapped struct {
-		Output   *string `json:"output"`
-		Metadata struct {
-			ExitCode *int `json:"exit_code"`
-		} `json:"metadata"`
-	}
-	if strings.HasPrefix(strings.TrimSpace(s), "{") && json.Unmarshal([]byte(s), &wrapped) == nil && wrapped.Output != nil {
-		code := 0
-		if wrapped.Metadata.ExitCode != nil {
-			code = *wrapped.Metadata.ExitCode
-		}
-		out := *wrapped.Output
-		if code != 0 {
-			out = "exit code " + strconv.Itoa(code) + "\n" + out
-		}
-		return out, code != 0
-	}
-	if m := codexExitRE.FindStringSubmatch(s); m != nil {
-		return s, m[1] != "0"
-	}
-	return s, codexFailureRE.MatchString(strings.ToLower(strings.TrimSpace(s)))
 }

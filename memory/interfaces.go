@@ -38,10 +38,12 @@ type EpisodeFilter struct {
 	SessionID string
 	UserID    string
 	TaskType  string
-	// Entity keeps episodes that carry it (a project: ProjectEntity).
+	// Entity keeps episodes that carry it (a project's name: ProjectEntity).
 	Entity string
-	Since  time.Time
-	Until  time.Time
+	// Project keeps episodes of the project with this identity (Project.ID).
+	Project string
+	Since   time.Time
+	Until   time.Time
 	// Statuses defaults to live and summary episodes; ask for EpisodeCold to
 	// read the archive.
 	Statuses []EpisodeStatus

@@ -153,6 +153,7 @@ func (s *MemStore) Episodes(ctx context.Context, f EpisodeFilter) ([]Episode, er
 			f.UserID != "" && ep.UserID != f.UserID ||
 			f.TaskType != "" && ep.TaskType != f.TaskType ||
 			f.Entity != "" && !slices.Contains(ep.Entities, f.Entity) ||
+			f.Project != "" && ep.Project != f.Project ||
 			!f.Since.IsZero() && ep.EndedAt.Before(f.Since) ||
 			!f.Until.IsZero() && !ep.EndedAt.Before(f.Until) ||
 			!slices.Contains(statuses, ep.Status) {

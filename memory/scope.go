@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"path/filepath"
 	"strings"
 )
 
@@ -159,17 +158,10 @@ func ScopeFor(c Candidate, userID string) Scope {
 	return SharedScope
 }
 
-// ProjectEntity names the project an agent worked in, from its directory:
-// its last element ("/home/dana/src/billing" is "billing"), or "" when the
-// directory names none.
-func ProjectEntity(dir string) string {
-	dir = strings.TrimSpace(dir)
-	if dir == "" {
-		return ""
-	}
-	base := filepath.Base(filepath.Clean(strings.ReplaceAll(dir, "\\", "/")))
-	if base == "." || base == "/" || base == "" {
-		return ""
-	}
-	return base
+// ProjectEntity names the project an agent worked in, from what a caller
+// gives (see ProjectOf): a directory's last element
+// ("/home/dana/src/billing" is "billing"), a repository's name, or ""
+// when it names none.
+func ProjectEntity(project string) string {
+	return ProjectOf(project, "").Name
 }

@@ -18,6 +18,7 @@ import (
 const (
 	MaxEvents       = 20000
 	MaxEventContent = 256 << 10
+	MaxCallID       = 256
 )
 
 // wireTranscript is the accepted JSON: Hindsight's own format (events) or
@@ -43,6 +44,7 @@ type wireEvent struct {
 	ToolArgs   json.RawMessage `json:"tool_args"`
 	ToolResult json.RawMessage `json:"tool_result"`
 	Error      json.RawMessage `json:"error"`
+	CallID     json.RawMessage `json:"call_id"`
 }
 
 type wireMessage struct {
@@ -108,6 +110,9 @@ func ParseTranscript(data []byte, loc *time.Location) (Transcript, error) {
 			return Transcript{}, Invalidf(op, "events[%d].ts: %v", i, err)
 		}
 		e.ToolArgs = argsText(we.ToolArgs)
+		if e.CallID, err = rawString(we.CallID); err != nil {
+			return Transcript{}, Invalidf(op, "events[%d].call_id: %v", i, err)
+		}
 		if e.ToolResult, err = textOf(we.ToolResult); err != nil {
 			e.ToolResult = verbatim(we.ToolResult)
 		}
@@ -152,12 +157,13 @@ func eventsFromMessages(msgs []wireMessage) ([]Event, error) {
 			if e.Role == RoleTool {
 				e.ToolName = cmpOr(toolNames[m.ToolCallID], m.Name)
 				e.ToolResult = content
+				e.CallID = m.ToolCallID
 			}
 			out = append(out, e)
 			continue
 		}
 		for j, c := range m.ToolCalls {
-			e := Event{Role: Role(role), ToolName: c.Function.Name, ToolArgs: argsText(c.Function.Arguments)}
+			e := Event{Role: Role(role), ToolName: c.Function.Name, ToolArgs: argsText(c.Function.Arguments), CallID: c.ID}
 			if j == 0 {
 				e.Content = content
 			}
@@ -231,6 +237,9 @@ func (t *Transcript) Normalize(defaultTenant string, now time.Time) error {
 			if len(v) > MaxEventContent {
 				return Invalidf(op, "events[%d].%s is %d bytes; the limit is %d", i, name, len(v), MaxEventContent)
 			}
+		}
+		if len(e.CallID) > MaxCallID {
+			return Invalidf(op, "events[%d].call_id is %d bytes; the limit is %d", i, len(e.CallID), MaxCallID)
 		}
 		e.Tenant, e.SessionID, e.UserID, e.Seq = t.Tenant, t.SessionID, t.UserID, i
 		e.ID = EventID(t.Tenant, t.SessionID, i)

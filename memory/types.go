@@ -44,6 +44,12 @@ type Event struct {
 	ToolArgs   string    `json:"tool_args,omitempty"` // JSON text, kept verbatim
 	ToolResult string    `json:"tool_result,omitempty"`
 	Error      string    `json:"error,omitempty"`
+
+	// CallID ties a tool call to its result when the agent gave the call an
+	// ID (Claude Code's tool_use id, Codex's and OpenAI's call_id): an
+	// agent runs several calls of one tool at once, and their results come
+	// back in any order.
+	CallID string `json:"call_id,omitempty"`
 }
 
 // Outcome is how a session or task ended.
@@ -68,16 +74,24 @@ type Transcript struct {
 	EndedAt   time.Time `json:"ended_at,omitzero"`
 	Outcome   Outcome   `json:"outcome,omitempty"`
 	Events    []Event   `json:"events"`
-	// Project is the directory the agent worked in, when its log says
-	// (Claude Code's cwd, Codex's session_meta): recall prefers memories
-	// from the same project.
-	Project string `json:"project,omitempty"`
+	// Project is where the agent worked, as ProjectOf reads it: the
+	// directory, when its log says (Claude Code's cwd, Codex's
+	// session_meta), or the repository's identity (Codex's remote, or
+	// what gitrepo read from the directory); ProjectName is the
+	// repository's name when the identity carries none (a root commit).
+	// Recall prefers memories from the same project.
+	Project     string `json:"project,omitempty"`
+	ProjectName string `json:"project_name,omitempty"`
 	// Format is the format the transcript was read from (FormatClaudeCode,
 	// ...); Dropped counts the records of an agent's log left out, by
 	// reason (DropThinking, ...), and Cut the texts cut to their bound.
 	Format  string         `json:"format,omitempty"`
 	Dropped map[string]int `json:"dropped,omitempty"`
 	Cut     int            `json:"cut,omitempty"`
+	// Mapped counts what the agent's harness wrote that was kept in
+	// another form (a background task's notice as its call's result, a
+	// compaction summary as context), by kind (MapTaskNotification, ...).
+	Mapped map[string]int `json:"mapped,omitempty"`
 }
 
 // Failure is an attempt that did not work, and why.
@@ -121,6 +135,14 @@ type Episode struct {
 	SourceEpisodes []string  `json:"source_episodes,omitempty"`
 	Extractor      string    `json:"extractor,omitempty"` // "offline" or the LLM model
 	CreatedAt      time.Time `json:"created_at"`
+
+	// Project is the identity of the repository the session worked in
+	// (Project.ID) and ProjectName its name, which is also one of the
+	// entities. Empty for sessions from no repository, and for those
+	// stored before projects had identities, which carry the project's
+	// name as an entity only.
+	Project     string `json:"project,omitempty"`
+	ProjectName string `json:"project_name,omitempty"`
 }
 
 // Kind is what sort of semantic memory an item is.
@@ -439,9 +461,11 @@ type Query struct {
 	IncludeCold       bool      `json:"include_cold,omitempty"`
 	IncludeSuperseded bool      `json:"include_superseded,omitempty"`
 	WithEvents        bool      `json:"with_events,omitempty"`
-	// Project is the directory or project the caller works in: memories
-	// learned there rank higher (a hint, not a filter).
-	Project string `json:"project,omitempty"`
+	// Project is the directory or project the caller works in (as
+	// ProjectOf reads it, ProjectName the name of an identity that carries
+	// none): memories learned there rank higher (a hint, not a filter).
+	Project     string `json:"project,omitempty"`
+	ProjectName string `json:"project_name,omitempty"`
 	// NoParse disables query understanding (time expressions and hints).
 	NoParse bool `json:"no_parse,omitempty"`
 	// MaxTokens bounds the text block of the response (0: the engine's

@@ -62,7 +62,7 @@ func (e *Engine) validateQuery(q memory.Query) (memory.Query, error) {
 		return q, memory.Invalidf(op, "entities has %d items; the limit is %d", len(q.Entities), memory.MaxEntities)
 	}
 	fields := []memory.Field{{Name: "user_id", Value: q.UserID, Max: memory.MaxName}, {Name: "agent_id", Value: q.AgentID, Max: memory.MaxName},
-		{Name: "project", Value: q.Project, Max: memory.MaxProject}, {Name: "task_type", Value: q.TaskType, Max: memory.MaxTaskType}}
+		{Name: "project", Value: q.Project, Max: memory.MaxProject}, {Name: "project_name", Value: q.ProjectName, Max: memory.MaxName}, {Name: "task_type", Value: q.TaskType, Max: memory.MaxTaskType}}
 	for i, e := range q.Entities {
 		fields = append(fields, memory.Field{Name: fmt.Sprintf("entities[%d]", i), Value: e, Max: memory.MaxEntity})
 	}
@@ -140,7 +140,7 @@ func (e *Engine) searchVectors(ctx context.Context, text string, f memory.Vector
 // of the candidates, narrowed by a time expression the query parsed to,
 // and with TimeBoost the filter of the boosted ones.
 func (e *Engine) filters(q memory.Query, parsed *Parsed) (f memory.VectorFilter, tf *memory.VectorFilter) {
-	if p := memory.NormalizeEntity(memory.ProjectEntity(q.Project)); p != "" {
+	if p := memory.ProjectOf(q.Project, q.ProjectName).Entity(); p != "" {
 		// The caller's project is a hint: its memories rank higher, and
 		// the others stay.
 		parsed.Entities = appendUnique(parsed.Entities, p)

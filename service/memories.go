@@ -336,30 +336,53 @@ func (s *Service) Episode(ctx context.Context, tenant, id string) (memory.Episod
 	return s.store.Episode(ctx, tenant, id)
 }
 
-// Browse lists, newest first, up to limit live memories of the tenant in
-// scopes (every scope when none), and up to limit of its episodes, for
-// clients that show what memory holds.
-// RecentSessions are the latest sessions in a project, newest first: the
-// episodes that carry its entity, without other users' sessions when
-// userID is set.
-func (s *Service) RecentSessions(ctx context.Context, tenant, project, userID string, n int) ([]memory.Episode, error) {
-	entity := memory.ProjectEntity(project)
-	if entity == "" || n <= 0 {
+// RecentSessions are the latest sessions in a project, newest first,
+// without other users' sessions when userID is set: those of the
+// repository's identity, and those stored before episodes had one that
+// carry its name as an entity. A project given by a directory git could
+// not read, or by name alone, is found by the identity and by the name:
+// nothing there tells two repositories of one name apart.
+func (s *Service) RecentSessions(ctx context.Context, tenant string, p memory.Project, userID string, n int) ([]memory.Episode, error) {
+	entity := p.Entity()
+	if n <= 0 || (p.ID == "" && entity == "") {
 		return nil, nil
 	}
-	eps, err := s.store.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Entity: entity, Limit: 4 * n})
-	if err != nil {
-		return nil, err
+	var eps []memory.Episode
+	if p.ID != "" {
+		byID, err := s.store.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Project: p.ID, Limit: 4 * n})
+		if err != nil {
+			return nil, err
+		}
+		eps = byID
 	}
+	if entity != "" {
+		byName, err := s.store.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Entity: entity, Limit: 4 * n})
+		if err != nil {
+			return nil, err
+		}
+		strict := p.ID != "" && !strings.HasPrefix(p.ID, memory.ProjectDirectory)
+		for _, ep := range byName {
+			// Another repository of the same name is another project.
+			if !strict || ep.Project == "" {
+				eps = append(eps, ep)
+			}
+		}
+	}
+	slices.SortStableFunc(eps, func(a, b memory.Episode) int { return b.EndedAt.Compare(a.EndedAt) })
 	out := eps[:0]
+	seen := map[string]bool{}
 	for _, ep := range eps {
-		if ep.VisibleTo(userID) && len(out) < n {
+		if ep.VisibleTo(userID) && len(out) < n && !seen[ep.ID] {
+			seen[ep.ID] = true
 			out = append(out, ep)
 		}
 	}
 	return out, nil
 }
 
+// Browse lists, newest first, up to limit live memories of the tenant in
+// scopes (every scope when none), and up to limit of its episodes, for
+// clients that show what memory holds.
 func (s *Service) Browse(ctx context.Context, tenant string, scopes []memory.Scope, limit int) ([]memory.Memory, []memory.Episode, error) {
 	ms, err := s.store.Memories(ctx, memory.MemoryFilter{Tenant: tenant, Scopes: scopes, Statuses: []memory.Status{memory.StatusLive}})
 	if err != nil {

@@ -98,7 +98,10 @@ type LogRequest struct {
 	ToolArgs   string
 	ToolResult string
 	Error      string
-	TS         time.Time
+	// CallID is the agent's ID for a tool call, on the call and on its
+	// result, which it ties together.
+	CallID string
+	TS     time.Time
 }
 
 // Log appends an event to a session's log. It reads nothing first and
@@ -119,7 +122,7 @@ func (s *Service) Log(ctx context.Context, tenant string, r LogRequest) (memory.
 	now := s.clock().UTC()
 	t := memory.Transcript{SessionID: r.SessionID, Tenant: tenant, UserID: r.UserID, Events: []memory.Event{{
 		Role: r.Role, Content: r.Content, TS: r.TS, ToolName: r.ToolName, ToolArgs: r.ToolArgs,
-		ToolResult: r.ToolResult, Error: r.Error,
+		ToolResult: r.ToolResult, Error: r.Error, CallID: r.CallID,
 	}}}
 	if err := t.Normalize(tenant, now); err != nil {
 		return memory.Event{}, err
@@ -145,10 +148,13 @@ type EndRequest struct {
 	// StartedAt and EndedAt, when given, date the session; events without
 	// a timestamp take the start (OpenAI messages carry none).
 	StartedAt, EndedAt time.Time
-	// Project is the directory the agent worked in (an agent log's cwd):
-	// its name becomes an entity of the episode and its memories, so
+	// Project is where the agent worked, as memory.ProjectOf reads it: a
+	// repository's identity (its remote, "git:" its root commit), the
+	// directory (an agent log's cwd) or a name; ProjectName names an
+	// identity that carries no name. The episode keeps the identity, and
+	// the name becomes an entity of the episode and its memories, so
 	// recall in the same project prefers them.
-	Project string
+	Project, ProjectName string
 	// Wait blocks until the session is distilled and its memories are
 	// recallable.
 	Wait bool
@@ -174,7 +180,8 @@ type EndResponse struct {
 func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (EndResponse, error) {
 	const op = "session_end"
 	if err := memory.CheckFields(op, memory.Field{Name: "user_id", Value: r.UserID, Max: memory.MaxName},
-		memory.Field{Name: "agent", Value: r.Agent, Max: memory.MaxName}, memory.Field{Name: "project", Value: r.Project, Max: memory.MaxProject}); err != nil {
+		memory.Field{Name: "agent", Value: r.Agent, Max: memory.MaxName}, memory.Field{Name: "project", Value: r.Project, Max: memory.MaxProject},
+		memory.Field{Name: "project_name", Value: r.ProjectName, Max: memory.MaxName}); err != nil {
 		return EndResponse{}, err
 	}
 	if len(r.Task) > memory.MaxTask {
@@ -237,7 +244,7 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 			return EndResponse{}, err
 		}
 	}
-	meta := activities.SessionMeta{Task: r.Task, Outcome: t.Outcome, Agent: r.Agent, UserID: r.UserID, Project: r.Project}
+	meta := activities.SessionMeta{Task: r.Task, Outcome: t.Outcome, Agent: r.Agent, UserID: r.UserID, Project: r.Project, ProjectName: r.ProjectName}
 	opts := client.StartWorkflowOptions{
 		ID:        id,
 		TaskQueue: s.cfg.TaskQueue,

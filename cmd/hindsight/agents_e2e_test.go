@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -53,22 +54,24 @@ func decodeHook(t *testing.T, out string) hookOutput {
 // A Claude Code session, ended through the hook, becomes an episode with
 // its real task and time, and the next session in the project starts with
 // what was learned; a prompt gets what is relevant to it, and nothing
-// when nothing is.
+// when nothing is. The project is the repository: sessions in two of its
+// worktrees are the project's sessions in a third.
 func TestClaudeCodeHook(t *testing.T) {
 	st := startTestDev(t, t.TempDir())
 	defer st.Close()
 	t.Setenv("HINDSIGHT_CACHE", t.TempDir())
 	url := st.mcpURL()
-	const project = "/home/marco/projects/spotter"
-	end := func(file string) {
+	dirs := gitRepo(t, t.TempDir(), "spotter", "spotter-dialyzer", "spotter-next")
+	project := dirs[2] // the worktree the next session starts in
+	end := func(file, cwd string) {
 		path, _ := filepath.Abs(filepath.Join(sampleDir, file))
-		_, errOut := hook(t, map[string]any{"session_id": "ignored-the-log-says", "transcript_path": path, "cwd": project,
+		_, errOut := hook(t, map[string]any{"session_id": "ignored-the-log-says", "transcript_path": path, "cwd": cwd,
 			"hook_event_name": "SessionEnd", "reason": "exit"}, "claude-code", "--url", url, "--wait", "--user", "marco")
 		if !strings.Contains(errOut, "distilled episode") {
 			t.Fatalf("SessionEnd of %s: %s", file, errOut)
 		}
 	}
-	end("tool_heavy.jsonl")
+	end("tool_heavy.jsonl", dirs[0])
 	ctx := context.Background()
 	ep, err := st.service.Episode(ctx, memory.DefaultTenant, memory.EpisodeID(memory.DefaultTenant, "d6e0bada-1959-4eec-a9d2-0bfade768d8f"))
 	if err != nil {
@@ -78,10 +81,10 @@ func TestClaudeCodeHook(t *testing.T) {
 	if !strings.Contains(strings.ToLower(ep.Task), "start phoenix in background") || !ep.StartedAt.Equal(started) || ep.EndedAt.Year() != 2026 || ep.EndedAt.Month() != 2 {
 		t.Errorf("episode task %q, %v to %v; want the session's own task and times (from %v)", ep.Task, ep.StartedAt, ep.EndedAt, started)
 	}
-	if !strings.Contains(strings.Join(ep.Entities, ","), "spotter") {
-		t.Errorf("episode entities %v do not name the project", ep.Entities)
+	if !strings.Contains(strings.Join(ep.Entities, ","), "spotter") || ep.ProjectName != "spotter" || !strings.HasPrefix(ep.Project, memory.ProjectRootCommit) {
+		t.Errorf("episode entities %v, project %q (%q): want the repository", ep.Entities, ep.Project, ep.ProjectName)
 	}
-	end("subagent.jsonl")
+	end("subagent.jsonl", dirs[1])
 
 	out, _ := hook(t, map[string]any{"session_id": "next", "cwd": project, "hook_event_name": "SessionStart", "source": "startup"},
 		"claude-code", "--url", url, "--user", "marco")
@@ -235,6 +238,10 @@ func TestImportIsIdempotent(t *testing.T) {
 	first := imp()
 	if !strings.Contains(first, "imported 3 sessions") {
 		t.Fatalf("first import: %s", first)
+	}
+	// What the harness wrote is counted by kind.
+	if !regexp.MustCompile(`left out of the logs: \d+ [a-z-]+`).MatchString(first) || !strings.Contains(first, " progress") {
+		t.Errorf("the import summary does not count what was left out, by kind: %s", first)
 	}
 	n1, live1 := state()
 	second := imp()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/gitrepo"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/memory"
 )
@@ -23,11 +25,6 @@ import (
 // the agent runs `hindsight hook <agent>` at its lifecycle events. A hook
 // must never hold up or break the agent's session, so it always exits 0;
 // what went wrong goes to stderr, which the agent logs.
-
-// hookPayloadEnv carries a hook's payload to the detached process that
-// hands the session over, so the hook itself returns at once; a hook that
-// finds it set is that process.
-const hookPayloadEnv = "HINDSIGHT_HOOK_PAYLOAD"
 
 // claudeHook is what Claude Code writes on a hook's stdin.
 type claudeHook struct {
@@ -44,7 +41,8 @@ type claudeHook struct {
 func runHook(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fmt.Fprint(os.Stderr, `usage: hindsight hook claude-code [flags]   (reads the hook's JSON on stdin)
-       hindsight hook codex [flags] NOTIFICATION   (Codex's notify program)
+       hindsight hook codex [flags]                (Codex's hooks: the JSON on stdin)
+       hindsight hook codex [flags] NOTIFICATION   (older Codex's notify program)
 
 Run by a coding agent at its lifecycle events: a session that ends (or is
 about to be compacted) is handed to Hindsight from the agent's own log,
@@ -66,12 +64,17 @@ sections; --print-config prints the setup.
 // hookFlags are the flags both agents' hooks take.
 type hookFlags struct {
 	clientFlags
-	wait       bool
-	background bool // this is the detached process (hookPayloadEnv is set)
-	user       string
-	maxTokens  int
-	topK       int
+	wait bool
+	// payloadFile is where a hook that detached wrote its payload for the
+	// detached process; set, this is that process.
+	payloadFile string
+	user        string
+	maxTokens   int
+	topK        int
 }
+
+// background reports whether this is a hook's detached process.
+func (h *hookFlags) background() bool { return h.payloadFile != "" }
 
 func (h *hookFlags) register(fs *flag.FlagSet) {
 	h.clientFlags.registerTimeout(fs, 2*time.Second, "give up on a recall after this long (the session goes on without it)")
@@ -79,6 +82,7 @@ func (h *hookFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.user, "user", envOr("HINDSIGHT_USER", osUser()), "whose sessions these are (recall returns their memories with the shared ones)")
 	fs.IntVar(&h.maxTokens, "max-tokens", 600, "the budget of the context injected at session start and with each prompt")
 	fs.IntVar(&h.topK, "top-k", 8, "at most this many memories injected")
+	fs.StringVar(&h.payloadFile, "payload-file", "", "read the payload from this file, and remove it (how a hook hands its payload to the process it detaches)")
 }
 
 func osUser() string {
@@ -109,14 +113,9 @@ cause on stderr. --print-config prints the settings.json block.`, "HINDSIGHT_URL
 	if *printConfig {
 		return printClaudeConfig(out, h)
 	}
-	var raw []byte
-	if p := os.Getenv(hookPayloadEnv); p != "" {
-		raw, h.background = []byte(p), true
-	} else {
-		var err error
-		if raw, err = io.ReadAll(io.LimitReader(os.Stdin, 1<<20)); err != nil {
-			return hookFailed("read the hook payload", err)
-		}
+	raw, err := readHookPayload(h.payloadFile)
+	if err != nil {
+		return hookFailed("claude-code", err)
 	}
 	var p claudeHook
 	if err := json.Unmarshal(raw, &p); err != nil {
@@ -127,24 +126,21 @@ cause on stderr. --print-config prints the settings.json block.`, "HINDSIGHT_URL
 		if p.TranscriptPath == "" {
 			return hookFailed(p.Event, errors.New("the payload has no transcript_path"))
 		}
-		if !h.wait && !h.background {
-			return hookFailed(p.Event, detach(raw, append([]string{"hook", "claude-code"}, args...)))
+		if !h.wait && !h.background() {
+			return hookFailed(p.Event, h.detach(raw, "claude-code", args))
 		}
 		t, err := readTranscriptFile(p.TranscriptPath)
 		if err != nil {
 			return hookFailed(p.Event, err)
 		}
-		if t.Project == "" {
-			t.Project = p.CWD
-		}
 		h.timeout = 3 * time.Minute
-		return hookFailed(p.Event, h.handOver(ctx, t, p.Event == "PreCompact"))
+		return hookFailed(p.Event, h.handOver(ctx, t, p.CWD, p.Event == "PreCompact"))
 	case "SessionStart":
 		// What was learned in the project, and its latest sessions.
-		return hookFailed(p.Event, h.inject(ctx, out, p.Event, memory.ProjectEntity(p.CWD), p.CWD, 3))
+		return hookFailed(p.Event, h.inject(ctx, out, p.Event, "", p.CWD))
 	case "UserPromptSubmit":
 		// What is relevant to the prompt, the project's first.
-		return hookFailed(p.Event, h.inject(ctx, out, p.Event, p.Prompt, p.CWD, 0))
+		return hookFailed(p.Event, h.inject(ctx, out, p.Event, p.Prompt, p.CWD))
 	}
 	return nil // an event Hindsight has nothing to do at
 }
@@ -158,17 +154,31 @@ func hookFailed(what string, err error) error {
 	return nil
 }
 
-// detach starts this binary again, in its own session, to hand the
-// session over, and returns without waiting: the agent's exit is never
-// held up by a distillation. Its output goes to hooks.log in the cache.
-func detach(payload []byte, args []string) error {
+// detach starts this binary again, in its own session, as `hindsight hook
+// AGENT ARGS --payload-file FILE`, to hand the session over, and returns
+// without waiting: the agent's exit is never held up by a distillation.
+// The payload goes through a file of its own (never the environment,
+// which bounds its size); the process's output goes to hooks.log in the
+// cache.
+func (h *hookFlags) detach(payload []byte, agent string, args []string) error {
+	_, err := h.start(payload, append([]string{"hook", agent}, args...), nil)
+	return err
+}
+
+// start starts the detached process (see detach), with extra files
+// (from fd 3) for it to inherit.
+func (h *hookFlags) start(payload []byte, args []string, extra []*os.File) (*os.Process, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	cmd := exec.Command(self, args...)
-	cmd.Env = append(os.Environ(), hookPayloadEnv+"="+string(payload))
+	file, err := writeHookPayload(payload)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, append(args, "--payload-file", file)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.ExtraFiles = extra
 	if dir, err := cacheDir(); err == nil && os.MkdirAll(dir, 0o700) == nil {
 		if f, err := os.OpenFile(filepath.Join(dir, "hooks.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600); err == nil {
 			defer f.Close()
@@ -176,14 +186,20 @@ func detach(payload []byte, args []string) error {
 		}
 	}
 	if err := cmd.Start(); err != nil {
-		return err
+		os.Remove(file)
+		return nil, err
 	}
-	return cmd.Process.Release()
+	p := cmd.Process
+	return p, p.Release()
 }
 
 // handOver sends a session's transcript: kept open (stored, distilled
-// later) or ended.
-func (h *hookFlags) handOver(ctx context.Context, t memory.Transcript, keepOpen bool) error {
+// later) or ended. cwd is the directory the agent works in, from the
+// hook's payload: the project is its repository.
+func (h *hookFlags) handOver(ctx context.Context, t memory.Transcript, cwd string, keepOpen bool) error {
+	if cwd != "" && (t.Project == "" || strings.HasPrefix(memory.ProjectOf(t.Project, "").ID, memory.ProjectDirectory)) {
+		t.Project = cwd // the directory at hand, rather than the one the log names
+	}
 	res, err := h.endSession(ctx, t, endOptions{wait: h.wait && !keepOpen, keepOpen: keepOpen, user: h.user})
 	if err != nil {
 		return err
@@ -193,16 +209,26 @@ func (h *hookFlags) handOver(ctx context.Context, t memory.Transcript, keepOpen 
 	return nil
 }
 
-// inject recalls for query in project, with its latest sessions when
-// recent > 0, and prints that as the hook's additional context; nothing
-// when nothing is relevant.
-func (h *hookFlags) inject(ctx context.Context, out io.Writer, event, query, project string, recent int) error {
+// inject prints, as the hook's additional context, what Hindsight knows
+// that is relevant to query in the project of the directory cwd (its
+// repository); with no query (a session's start), what was learned in
+// the project and its latest sessions. It prints nothing when nothing is
+// relevant. Everything, the repository's identity included, is done
+// within the hook's --timeout.
+func (h *hookFlags) inject(ctx context.Context, out io.Writer, event, query, cwd string) error {
+	ctx, cancel := context.WithTimeout(ctx, h.timeout)
+	defer cancel()
+	p := gitrepo.Project(ctx, cwd)
+	recent := 0
+	if query == "" {
+		query, recent = p.Name, 3
+	}
 	if strings.TrimSpace(query) == "" {
 		return nil
 	}
 	args := map[string]any{"query": query, "top_k": h.topK, "max_tokens": h.maxTokens}
-	if project != "" {
-		args["project"] = project
+	if !p.IsZero() {
+		args["project"], args["project_name"] = cmp.Or(p.ID, p.Name), p.Name
 		if recent > 0 {
 			args["recent_sessions"] = recent
 		}
@@ -230,9 +256,9 @@ func printClaudeConfig(out io.Writer, h hookFlags) error {
 	if err != nil {
 		self = "hindsight"
 	}
-	command := self + " hook claude-code"
+	command := shellQuote(self) + " hook claude-code"
 	if h.url != "http://127.0.0.1:8765/mcp" {
-		command += " --url " + h.url
+		command += " --url " + shellQuote(h.url)
 	}
 	entry := []map[string]any{{"hooks": []map[string]any{{"type": "command", "command": command, "timeout": 10}}}}
 	block := map[string]any{"hooks": map[string]any{
@@ -253,106 +279,11 @@ func printClaudeConfig(out io.Writer, h hookFlags) error {
 	return nil
 }
 
-// codexNotification is what Codex passes its notify program, as its last
-// argument, when a turn completes.
-type codexNotification struct {
-	Type     string `json:"type"`
-	ThreadID string `json:"thread-id"`
-	CWD      string `json:"cwd"`
-}
-
-func runCodexHook(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("hook codex", "[flags] NOTIFICATION", `
-Codex's notify program. Codex runs it with a JSON notification as its last
-argument when the agent finishes a turn; it finds the session's rollout
-under --sessions and hands the session over in the background. Codex
-never says a session ended, so each turn hands it over again: a session
-that grew is distilled again, whole, and the same transcript twice is
-distilled once. --print-config prints the config.toml line.`, "HINDSIGHT_URL", "HINDSIGHT_TOKEN", "HINDSIGHT_USER", "CODEX_HOME")
-	var h hookFlags
-	h.register(fs)
-	sessions := fs.String("sessions", filepath.Join(codexHome(), "sessions"), "where Codex writes its rollouts")
-	printConfig := fs.Bool("print-config", false, "print the ~/.codex/config.toml line, and exit")
-	if err := parse(fs, args); err != nil {
-		return err
+// shellQuote quotes s for a POSIX shell, as the agents run hook commands
+// through one: a path with spaces stays one word.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:@%+=,") == "" {
+		return s
 	}
-	if *printConfig {
-		self, err := os.Executable()
-		if err != nil {
-			self = "hindsight"
-		}
-		fmt.Fprintf(out, "# In ~/.codex/config.toml (top level, before any [table]):\nnotify = [%q, \"hook\", \"codex\"]\n\n# And give Codex the memory tools (stdio, forwarded to the running Hindsight):\n[mcp_servers.hindsight]\ncommand = %q\nargs = [\"mcp\", \"--transport\", \"stdio\", \"--url\", %q]\n", self, self, h.url)
-		return nil
-	}
-	var raw string
-	if p := os.Getenv(hookPayloadEnv); p != "" {
-		raw, h.background = p, true
-	} else if fs.NArg() > 0 {
-		raw = fs.Arg(fs.NArg() - 1)
-	} else {
-		return hookFailed("codex notify", errors.New("no notification: Codex passes it as the last argument"))
-	}
-	var n codexNotification
-	if err := json.Unmarshal([]byte(raw), &n); err != nil {
-		return hookFailed("codex notify", fmt.Errorf("not the JSON Codex sends: %v", err))
-	}
-	if n.Type != "agent-turn-complete" || n.ThreadID == "" {
-		return nil
-	}
-	if !h.wait && !h.background {
-		rest := []string{"hook", "codex", "--sessions", *sessions}
-		return hookFailed("codex notify", detach([]byte(raw), append(rest, flagArgs(args)...)))
-	}
-	path, err := findRollout(*sessions, n.ThreadID)
-	if err != nil {
-		return hookFailed("codex notify", err)
-	}
-	t, err := readTranscriptFile(path)
-	if err != nil {
-		return hookFailed("codex notify", err)
-	}
-	if t.Project == "" {
-		t.Project = n.CWD
-	}
-	h.timeout = 3 * time.Minute
-	return hookFailed("codex notify", h.handOver(ctx, t, false))
-}
-
-// flagArgs are args without the trailing positional notification.
-func flagArgs(args []string) []string {
-	if n := len(args); n > 0 && strings.HasPrefix(strings.TrimSpace(args[n-1]), "{") {
-		return args[:n-1]
-	}
-	return args
-}
-
-func codexHome() string {
-	if h := os.Getenv("CODEX_HOME"); h != "" {
-		return h
-	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".codex")
-}
-
-// findRollout finds the rollout of a Codex session: its file name ends
-// with the session's ID (rollout-<time>-<id>.jsonl).
-func findRollout(dir, id string) (string, error) {
-	var found string
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if !d.IsDir() && strings.HasSuffix(d.Name(), id+".jsonl") {
-			found = p
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	if found == "" {
-		return "", fmt.Errorf("no rollout for session %s under %s", id, dir)
-	}
-	return found, nil
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -27,6 +27,9 @@ type importFile struct {
 type importSummary struct {
 	Sessions, Episodes, Memories, Events int
 	Skipped                              map[string][]string // reason → files
+	// Harness counts what the agents' harness wrote, by kind: left out
+	// (Dropped) or kept in another form (Mapped).
+	Harness memory.Transcript
 }
 
 func runImport(ctx context.Context, args []string, out io.Writer) error {
@@ -84,7 +87,7 @@ terminal; --dry-run lists what would be imported.`, clientEnvs...)
 		return listImport(out, files)
 	}
 	p := newProgress(os.Stderr, len(files))
-	sum := importSummary{Skipped: map[string][]string{}}
+	sum := importSummary{Skipped: map[string][]string{}, Harness: memory.Transcript{Dropped: map[string]int{}, Mapped: map[string]int{}}}
 	var mu sync.Mutex
 	work := make(chan importFile)
 	var wg sync.WaitGroup
@@ -93,17 +96,23 @@ terminal; --dry-run lists what would be imported.`, clientEnvs...)
 		go func() {
 			defer wg.Done()
 			for f := range work {
-				episodes, memories, events, skip := importOne(ctx, &c, f, *userID)
+				r := importOne(ctx, &c, f, *userID)
 				mu.Lock()
-				if skip != "" {
-					sum.Skipped[skip] = append(sum.Skipped[skip], f.path)
+				if r.skip != "" {
+					sum.Skipped[r.skip] = append(sum.Skipped[r.skip], f.path)
 				} else {
 					sum.Sessions++
-					sum.Episodes += episodes
-					sum.Memories += memories
-					sum.Events += events
+					sum.Episodes += r.episodes
+					sum.Memories += r.memories
+					sum.Events += len(r.t.Events)
+					for k, v := range r.t.Dropped {
+						sum.Harness.Dropped[k] += v
+					}
+					for k, v := range r.t.Mapped {
+						sum.Harness.Mapped[k] += v
+					}
 				}
-				p.step(f.path, skip, sum.Memories)
+				p.step(f.path, r.skip, sum.Memories)
 				mu.Unlock()
 			}
 		}()
@@ -122,6 +131,9 @@ terminal; --dry-run lists what would be imported.`, clientEnvs...)
 		skipped += len(fs)
 	}
 	fmt.Fprintf(out, "imported %d sessions (%d events): %d episodes, %d memories; skipped %d\n", sum.Sessions, sum.Events, sum.Episodes, sum.Memories, skipped)
+	if len(sum.Harness.Dropped) > 0 || len(sum.Harness.Mapped) > 0 {
+		fmt.Fprintf(out, "  left out of the logs: %s\n", sum.Harness.DroppedSummary())
+	}
 	reasons := make([]string, 0, len(sum.Skipped))
 	for r := range sum.Skipped {
 		reasons = append(reasons, r)
@@ -136,21 +148,30 @@ terminal; --dry-run lists what would be imported.`, clientEnvs...)
 	return ctx.Err()
 }
 
+// imported is what importOne did with one log: the transcript sent, and
+// what came of it, or why it was skipped.
+type imported struct {
+	t                  memory.Transcript
+	episodes, memories int
+	skip               string
+}
+
 // importOne hands one log over and waits for its distillation. A log that
 // cannot be read is skipped with the reason.
-func importOne(ctx context.Context, c *clientFlags, f importFile, userID string) (episodes, memories, events int, skip string) {
+func importOne(ctx context.Context, c *clientFlags, f importFile, userID string) imported {
 	t, err := readTranscriptFile(f.path)
 	if err != nil {
-		return 0, 0, 0, reason(err, f.path)
+		return imported{skip: reason(err, f.path)}
 	}
 	res, err := c.endSession(ctx, t, endOptions{wait: true, user: userID})
 	if err != nil {
-		return 0, 0, 0, reason(err, f.path)
+		return imported{skip: reason(err, f.path)}
 	}
+	r := imported{t: t, memories: len(res.Memories)}
 	if res.EpisodeID != "" {
-		episodes = 1
+		r.episodes = 1
 	}
-	return episodes, len(res.Memories), len(t.Events), ""
+	return r
 }
 
 // reason is an error as a skip reason, without the file's path (the

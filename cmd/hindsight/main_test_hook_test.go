@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,7 +19,9 @@ import (
 
 // TestMain lets a test run the hindsight binary as a child process: the
 // test binary re-executes itself with HINDSIGHT_TEST_ARGS set to the
-// command line (JSON), and runs it instead of the tests.
+// command line (JSON), and runs it instead of the tests. A process that
+// such a child starts itself (a hook's detached hand-over) inherits the
+// variable and has its own command line, which it runs instead.
 //
 // With HINDSIGHT_TEST_CONSOLIDATE_BLOCK=N as well, the child prints
 // "consolidating TASK_TYPE SUMMARY_ID" as each cluster's consolidation
@@ -29,6 +32,9 @@ func TestMain(m *testing.M) {
 		var args []string
 		if err := json.Unmarshal([]byte(raw), &args); err != nil {
 			panic(err)
+		}
+		if len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-test.") {
+			args = os.Args[1:]
 		}
 		if v := os.Getenv("HINDSIGHT_TEST_CONSOLIDATE_BLOCK"); v != "" {
 			blockAt, err := strconv.Atoi(v)

@@ -24,7 +24,9 @@ func TestResourcesAndPrompts(t *testing.T) {
 	ctx := context.Background()
 	desk, dana := connectAs(t, st.mcpURL(), "0123456789abcdef-desk"), connectAs(t, st.mcpURL(), "0123456789abcdef-dana")
 
-	endDana := call[mcpserver.EndOutput](t, desk, mcpserver.ToolEnd, customerSession("s-dana", "cust-dana", "11", "Please email me at dana.ruiz@example.com, never call me, I work nights."))
+	danaSession := customerSession("s-dana", "cust-dana", "11", "Please email me at dana.ruiz@example.com, never call me, I work nights.")
+	danaSession["project"], danaSession["project_name"] = "git:4b1d9e", "returns-desk"
+	endDana := call[mcpserver.EndOutput](t, desk, mcpserver.ToolEnd, danaSession)
 	endOmar := call[mcpserver.EndOutput](t, desk, mcpserver.ToolEnd, customerSession("s-omar", "cust-omar", "12", "Please phone me on 555-0142, I never read my email."))
 	find := func(end mcpserver.EndOutput, word string) mcpserver.EndMemory {
 		t.Helper()
@@ -46,7 +48,7 @@ func TestResourcesAndPrompts(t *testing.T) {
 	for _, tt := range templates.ResourceTemplates {
 		uris = append(uris, tt.URITemplate)
 	}
-	if !contains(uris, "hindsight://memory/{id}") || !contains(uris, "hindsight://episode/{id}") {
+	if !contains(uris, "hindsight://memory/{id}") || !contains(uris, "hindsight://episode/{id}") || !contains(uris, mcpserver.MemoriesURITemplate) {
 		t.Fatalf("resource templates = %v", uris)
 	}
 
@@ -132,6 +134,61 @@ func TestResourcesAndPrompts(t *testing.T) {
 		t.Fatalf("recall_context without a query: %v", err)
 	}
 
+	// completion/complete offers the kinds, task types, projects and the
+	// user IDs the caller may see, for the prompt's arguments and the
+	// templates' variables.
+	complete := func(s *mcp.ClientSession, ref *mcp.CompleteReference, arg, typed string) []string {
+		t.Helper()
+		res, err := s.Complete(ctx, &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: arg, Value: typed}})
+		if err != nil {
+			t.Fatalf("complete %s %q: %v", arg, typed, err)
+		}
+		return res.Completion.Values
+	}
+	prompt := &mcp.CompleteReference{Type: "ref/prompt", Name: mcpserver.PromptRecall}
+	memories := &mcp.CompleteReference{Type: "ref/resource", URI: mcpserver.MemoriesURITemplate}
+	for _, c := range []struct {
+		s          *mcp.ClientSession
+		who        string
+		ref        *mcp.CompleteReference
+		arg, typed string
+		want       []string
+	}{
+		{desk, "desk", prompt, "kind", "", []string{"preference", "lesson", "fact", "rule"}},
+		{desk, "desk", memories, "kind", "les", []string{"lesson"}},
+		{desk, "desk", prompt, "user_id", "cust", []string{"cust-dana", "cust-omar"}},
+		{dana, "dana", memories, "user_id", "", []string{"cust-dana"}},
+		{desk, "desk", prompt, "project", "ret", []string{"returns-desk"}},
+		{desk, "desk", memories, "project", "git:", []string{"git:4b1d9e"}},
+		{dana, "dana", prompt, "project", "", []string{"git:4b1d9e", "returns-desk"}},
+	} {
+		got := complete(c.s, c.ref, c.arg, c.typed)
+		if c.arg == "kind" && c.typed == "" {
+			slices.Sort(got)
+			slices.Sort(c.want)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s completing %s %q: %v, want %v", c.who, c.arg, c.typed, got, c.want)
+		}
+	}
+	if got := complete(desk, prompt, "task_type", ""); !contains(got, "debugging") || len(got) < 5 {
+		t.Errorf("task types: %v", got)
+	}
+	if got := complete(desk, &mcp.CompleteReference{Type: "ref/prompt", Name: "someone_elses"}, "arg1", "x"); len(got) != 0 {
+		t.Errorf("another prompt's argument completed: %v", got)
+	}
+	// The memories template: the caller's, narrowed by its variables.
+	text, err = read(dana, "hindsight://memories?kind=rule")
+	if err != nil || !strings.Contains(text, "dana.ruiz@example.com") || strings.Contains(text, "555-0142") || strings.Contains(text, "[lesson]") {
+		t.Errorf("dana's rules (%v):\n%s", err, text)
+	}
+	if text, err = read(desk, "hindsight://memories?project=returns-desk"); err != nil || !strings.Contains(text, "dana.ruiz@example.com") || strings.Contains(text, "555-0142") {
+		t.Errorf("the project's memories (%v):\n%s", err, text)
+	}
+	if _, err := read(dana, "hindsight://memories?kind=rule&user_id=cust-omar"); err == nil || !strings.Contains(err.Error(), "cust-dana") {
+		t.Errorf("dana reading omar's memories: %v", err)
+	}
+
 	// Through `hindsight mcp --transport stdio --url …`, the same.
 	cmd := childCommand([]string{"mcp", "--transport", "stdio", "--url", st.mcpURL(), "--token", "0123456789abcdef-dana", "--log-level", "error"})
 	proxy, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-stdio", Version: "test"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
@@ -151,6 +208,9 @@ func TestResourcesAndPrompts(t *testing.T) {
 	}
 	if tc, ok := got.Messages[0].Content.(*mcp.TextContent); !ok || !strings.Contains(tc.Text, "dana.ruiz@example.com") {
 		t.Errorf("recall_context through the proxy = %+v", got.Messages)
+	}
+	if got := complete(proxy, memories, "user_id", ""); !slices.Equal(got, []string{"cust-dana"}) {
+		t.Errorf("completion through the proxy: %v", got)
 	}
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,37 +14,51 @@ import (
 // readTranscriptFile reads a transcript file in any format
 // memory.ParseTranscript knows. A Claude Code session is read with its
 // subagents' logs, from the subagents/ folder beside it
-// (<project>/<session>/subagents/*.jsonl), when there is one.
+// (<project>/<session>/subagents/*.jsonl), when there is one. Only
+// regular files are read, within maxTranscriptBytes each (a longer log is
+// read as its head and tail, counted as memory.DropLogCut) and
+// transcriptReadTimeout.
 func readTranscriptFile(path string) (memory.Transcript, error) {
-	data, err := os.ReadFile(path)
+	main, err := readRegularFile(path, maxTranscriptBytes, transcriptReadTimeout)
 	if err != nil {
 		return memory.Transcript{}, err
+	}
+	cuts := 0
+	if main.cut {
+		cuts++
 	}
 	loc, err := timeZone()
 	if err != nil {
 		return memory.Transcript{}, err
 	}
-	t, err := memory.ParseTranscript(data, loc)
+	t, err := memory.ParseTranscript(main.data, loc)
 	if err != nil {
 		return memory.Transcript{}, fmt.Errorf("%s: %s", path, memory.ErrorMessage(err))
 	}
-	if t.Format != memory.FormatClaudeCode {
-		return t, nil
-	}
-	subs, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(path, filepath.Ext(path)), "subagents", "*.jsonl"))
-	if len(subs) == 0 {
-		return t, nil
-	}
-	logs := make([][]byte, 0, len(subs))
-	for _, s := range subs {
-		b, err := os.ReadFile(s)
-		if err != nil {
-			return memory.Transcript{}, err
+	if t.Format == memory.FormatClaudeCode {
+		subs, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(path, filepath.Ext(path)), "subagents", "*.jsonl"))
+		if len(subs) > 0 {
+			logs := make([][]byte, 0, len(subs))
+			for _, s := range subs {
+				b, err := readRegularFile(s, maxTranscriptBytes, transcriptReadTimeout)
+				if err != nil {
+					return memory.Transcript{}, err
+				}
+				if b.cut {
+					cuts++
+				}
+				logs = append(logs, b.data)
+			}
+			if t, err = memory.ParseClaudeCode(main.data, loc, logs...); err != nil {
+				return memory.Transcript{}, fmt.Errorf("%s: %s", path, memory.ErrorMessage(err))
+			}
 		}
-		logs = append(logs, b)
 	}
-	if t, err = memory.ParseClaudeCode(data, loc, logs...); err != nil {
-		return memory.Transcript{}, fmt.Errorf("%s: %s", path, memory.ErrorMessage(err))
+	if cuts > 0 {
+		if t.Dropped == nil {
+			t.Dropped = map[string]int{}
+		}
+		t.Dropped[memory.DropLogCut] += cuts
 	}
 	return t, nil
 }
@@ -55,6 +68,7 @@ type endOptions struct {
 	wait     bool
 	keepOpen bool   // store the events, distil later
 	user     string // the session's user, when the transcript names none
+	cwd      string // the directory the agent worked in, when the transcript names none
 }
 
 // endSession validates a transcript and sends it with session_end, the way
@@ -63,6 +77,7 @@ func (c *clientFlags) endSession(ctx context.Context, t memory.Transcript, o end
 	if t.UserID == "" {
 		t.UserID = o.user
 	}
+	resolveProject(ctx, &t, o.cwd)
 	// Validate here too, so a bad file fails before anything is sent.
 	probe := t
 	probe.Events = append([]memory.Event(nil), t.Events...)
@@ -73,7 +88,7 @@ func (c *clientFlags) endSession(ctx context.Context, t memory.Transcript, o end
 	if o.keepOpen {
 		args["keep_open"] = true
 	}
-	for k, v := range map[string]string{"task": t.Task, "outcome": string(t.Outcome), "user_id": t.UserID, "agent": t.Agent, "project": t.Project} {
+	for k, v := range map[string]string{"task": t.Task, "outcome": string(t.Outcome), "user_id": t.UserID, "agent": t.Agent, "project": t.Project, "project_name": t.ProjectName} {
 		if v != "" {
 			args[k] = v
 		}
@@ -96,7 +111,7 @@ func eventArgs(es []memory.Event) []map[string]any {
 		if !e.TS.IsZero() {
 			ev["ts"] = e.TS.Format(time.RFC3339Nano)
 		}
-		for k, v := range map[string]string{"tool_name": e.ToolName, "tool_args": e.ToolArgs, "tool_result": e.ToolResult, "error": e.Error} {
+		for k, v := range map[string]string{"tool_name": e.ToolName, "tool_args": e.ToolArgs, "tool_result": e.ToolResult, "error": e.Error, "call_id": e.CallID} {
 			if v != "" {
 				ev[k] = v
 			}

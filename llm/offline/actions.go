@@ -15,6 +15,9 @@ import (
 // event (Hindsight's format) or two (an assistant tool call followed by a
 // tool message, as in OpenAI chats).
 type action struct {
+	callID  string // the agent's ID for the call, when it gave one
+	refused bool   // the harness refused to run it: nothing ran
+	about   string // what its descriptive arguments say it was for (never a fix)
 	tool    string
 	args    string // tool arguments as sent (JSON text, usually)
 	primary string // the code, command or query inside args; else args
@@ -54,18 +57,44 @@ var primaryKeys = []struct {
 
 func (a *action) lastEvent() int { return a.events[len(a.events)-1] }
 
-// buildActions pairs tool calls with their results, in transcript order.
+// buildActions pairs tool calls with their results, in transcript order:
+// by call ID when the events carry one (several calls of one tool run at
+// once, and their results come back in any order), else the oldest
+// pending call of the result's tool.
 func buildActions(events []memory.Event) []*action {
 	var acts []*action
 	var pending []*action // calls waiting for their result
+	byID := map[string]*action{}
 	for i, e := range events {
 		isCall := e.ToolName != "" && e.Role != memory.RoleTool && e.ToolResult == "" && e.Error == ""
 		switch {
 		case isCall:
 			a := newAction(e)
 			a.events = []int{i}
+			if e.CallID != "" {
+				a.callID = e.CallID
+				byID[e.CallID] = a
+			}
 			pending = append(pending, a)
 			acts = append(acts, a)
+		case e.CallID != "" && byID[e.CallID] != nil && e.ToolArgs == "":
+			// A result of a call by its ID; a call that runs on (a
+			// background task read again) may have several, the latest
+			// saying how it ended.
+			a := byID[e.CallID]
+			if j := slices.Index(pending, a); j >= 0 {
+				pending = slices.Delete(pending, j, j+1)
+			}
+			if e.Content == memory.RefusedByHarness {
+				a.refused = true
+				a.events = append(a.events, i)
+				continue
+			}
+			if out := resultText(e); out != "" {
+				a.result = strings.TrimSpace(a.result + "\n" + out)
+			}
+			a.errText = e.Error
+			a.events = append(a.events, i)
 		case e.Role == memory.RoleTool || e.ToolName != "" || e.ToolResult != "":
 			// A result: attach it to the oldest pending call of the same
 			// tool, or to the oldest pending call if the result names none.
@@ -113,6 +142,14 @@ func newAction(e memory.Event) *action {
 		a.tool = "tool"
 	}
 	a.primary, a.kind = primaryOf(e.ToolArgs)
+	var obj map[string]any
+	if json.Unmarshal([]byte(e.ToolArgs), &obj) == nil {
+		for k, v := range obj {
+			if s, ok := v.(string); ok && describingKeyRE.MatchString(k) {
+				a.about = strings.TrimSpace(a.about + " " + s)
+			}
+		}
+	}
 	if strings.TrimSpace(e.ToolArgs) == "" && e.Content != "" && e.Content != e.ToolResult && e.Content != e.Error {
 		// The call written in the event's content rather than its
 		// arguments ("bash: cd app && npm run build").
@@ -192,14 +229,56 @@ var (
 	httpErrRE   = regexp.MustCompile(`(?i)^\s*(HTTP(/\d(\.\d)?)? [45]\d\d\b|[45]\d\d (bad request|unauthorized|forbidden|not found|internal server error|bad gateway|service unavailable|gateway timeout|too many requests))`)
 )
 
+// readerFailed reports whether a read-only call's output is its own
+// complaint: its first or last line is the program's or the shell's error
+// message, or an exit code.
+func readerFailed(a *action) bool {
+	var lines []string
+	for _, l := range strings.Split(a.result, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return false
+	}
+	prog := programOf(a)
+	for _, l := range []string{lines[0], lines[len(lines)-1]} {
+		low := strings.ToLower(l)
+		if prog != "" && strings.HasPrefix(low, strings.ToLower(prog)+":") || shellComplaintRE.MatchString(l) || exitCodeRE.MatchString(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// shellComplaintRE is how a shell or a utility says a command could not
+// run: "(eval):1: no matches found", "bash: x: command not found",
+// "fatal: …", "No such file or directory".
+var shellComplaintRE = regexp.MustCompile(`(?i)^(\(eval\)|bash|sh|zsh|fish):|^(fatal|error):|no such file or directory|permission denied|command not found|not a git repository`)
+
+// exitZeroRE is a result that says its command exited 0.
+var exitZeroRE = regexp.MustCompile(`(?im)^(?:process exited with code|exit code:?|exit status:?)\s*0\s*$`)
+
 func looksLikeError(s string) bool {
 	return errorLineRE.MatchString(s) || exitCodeRE.MatchString(s) || httpErrRE.MatchString(s)
 }
 
 func classifyAction(a *action) {
 	switch {
+	case a.refused:
+		// Nothing ran: the harness's refusal says nothing about the work.
 	case strings.TrimSpace(a.errText) != "":
 		a.failed = true
+	case exitZeroRE.MatchString(a.result):
+		// It said it succeeded: error lines in its output are what it read.
+	case readsOnly(a):
+		// It printed what it read (a log, a test file): only its own
+		// complaint, first or last, is a failure.
+		if readerFailed(a) {
+			a.failed = true
+			a.errText = a.result
+		}
 	case looksLikeError(a.result):
 		a.failed = true
 		a.errText = a.result
@@ -280,9 +359,29 @@ func shortCause(cause string) string {
 	return runes.ClipWords(c, 90)
 }
 
-// summary renders a call in one short line: "python: df = pd.read_csv(…)".
+// summary renders a call in one short line: "python: df = pd.read_csv(…)",
+// "Edit main.go".
 func (a *action) summary() string {
-	return a.tool + ": " + compactCode(a.primary, 110)
+	if !executed(a) {
+		return a.named(110)
+	}
+	return a.tool + ": " + summarizeCall(a, 110)
+}
+
+// named says which call it was, for people: what ran, quoted, or a
+// tool's name and what it worked on, never the text it wrote.
+func (a *action) named(n int) string {
+	if executed(a) {
+		return "`" + summarizeCall(a, n) + "`"
+	}
+	if t := targetOf(a); t != "" {
+		return a.tool + " " + t
+	}
+	var obj map[string]any
+	if json.Unmarshal([]byte(a.args), &obj) == nil && writesText(obj) {
+		return a.tool
+	}
+	return "`" + compactCode(a.primary, n) + "`"
 }
 
 var skipLineRE = regexp.MustCompile(`^\s*(import\s|from\s+\S+\s+import\s|#|//|--\s)`)

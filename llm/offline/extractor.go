@@ -327,7 +327,27 @@ func taskOf(t memory.Transcript) string {
 			return runes.ClipWords(strings.Join(parts, sep), maxTaskRunes)
 		}
 	}
+	// A subagent's log read alone: its task is the brief it was given.
+	for _, e := range t.Events {
+		if brief, ok := strings.CutPrefix(e.Content, subagentTask); ok && e.Role == memory.RoleAssistant {
+			if s := firstSentences(brief, 40); s != "" {
+				return runes.Clip(s, maxTaskRunes)
+			}
+		}
+	}
 	return ""
+}
+
+// firstSentences are the first sentences of s, up to about n runes.
+func firstSentences(s string, n int) string {
+	var parts []string
+	for _, sent := range hlang.Sentences(s) {
+		parts = append(parts, finish(sent))
+		if len([]rune(strings.Join(parts, " "))) >= n {
+			break
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 var doneRE = regexp.MustCompile(`(?i)^(i've|i have|i|done|created|updated|added|fixed|deployed|imported|generated|saved|wrote|sent)\b.*\b(done|created|updated|added|fixed|deployed|imported|generated|saved|written|sent|loaded|installed)\b|^(已|我已|已经|完成)`)

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/hindsight-memory/hindsight/lang/callargs"
 	"github.com/hindsight-memory/hindsight/lang/classify"
@@ -54,8 +55,8 @@ func agentInsights(events []memory.Event) []insight {
 	}
 	var out []insight
 	for i, e := range events {
-		if e.Role != memory.RoleAssistant || strings.TrimSpace(e.Content) == "" {
-			continue
+		if e.Role != memory.RoleAssistant || strings.TrimSpace(e.Content) == "" || strings.HasPrefix(e.Content, subagentTask) {
+			continue // a subagent's brief is instructions, not a finding
 		}
 		pos := classify.Later
 		if i == last {
@@ -63,6 +64,10 @@ func agentInsights(events []memory.Event) []insight {
 		}
 		var cur *insight
 		for _, sent := range hlang.Sentences(e.Content) {
+			if quotedLineRE.MatchString(sent) {
+				cur = nil
+				continue // a heading, a comment or a quote: what a file says, not a finding
+			}
 			p := model.Predict(sent, pos).P[1]
 			if p < keepInsightFixing || (cur != nil && p < keepInsight) {
 				cur = nil
@@ -80,13 +85,21 @@ func agentInsights(events []memory.Event) []insight {
 	return out
 }
 
+// quotedLineRE starts a line the agent quotes rather than says: a
+// Markdown heading or quote, a code comment.
+var quotedLineRE = regexp.MustCompile(`^\s*(#|//|--\s|>\s|/\*)`)
+
+// subagentTask marks the brief an agent gave a subagent (see
+// memory.ParseClaudeCode).
+const subagentTask = "[subagent] task: "
+
 // Openings of an agent's sentence that report rather than state.
 var insightLeadRE = regexp.MustCompile(`(?i)^(?:done|fixed|works|working|recovered|resolved|summary|in short|tl;dr|note|noted|understood|confirmed|got it|ok(?:ay)?|good news|update|result|status|key point|the key|关键|要点|总结|小结|结论|原因|根因|已解决|已修复|好的|明白)\s*[:：,，.。;；—-]+\s*`)
 
 // insightMemory is an insight as a lesson's content: its reporting
 // opening dropped, ending in a full stop.
 func insightMemory(s string) string {
-	s = strings.TrimSpace(s)
+	s = strings.TrimSpace(strings.TrimLeftFunc(s, func(r rune) bool { return unicode.Is(unicode.So, r) || unicode.IsSpace(r) || r == '\ufe0f' }))
 	for {
 		t := insightLeadRE.ReplaceAllString(s, "")
 		if t == s || wordCount(t) < 3 {
@@ -118,6 +131,7 @@ func lessonTokens(l lesson, fix *action) map[string]bool {
 	addAll(l.target)
 	addAll(l.program)
 	addAll(l.counter)
+	addAll(l.about)
 	return set
 }
 
@@ -280,22 +294,18 @@ func standaloneLessons(ins []insight, acts []*action, outcome memory.Outcome, ma
 
 // failureLine says what failed and how, for a counter-example.
 func failureLine(a *action) string {
-	s := "`" + compactCode(a.primary, 100) + "` failed"
+	s := a.named(100) + " failed"
 	if a.cause != "" {
 		s += ": " + a.cause
 	}
 	return s
 }
 
-// readOnlyRE recognises calls that look rather than change: listing,
-// describing, reading logs, querying.
-var readOnlyRE = regexp.MustCompile(`(?i)^\s*(?:sudo\s+)?(?:\S*/)?(?:ls|cat|less|more|head|tail|grep|rg|find|du|df|ps|top|free|uptime|whoami|id|env|printenv|which|stat|file|wc|diff|echo|date|ping|dig|nslookup|host|traceroute|curl\s+(?:-s\S*\s+)*(?:-I|--head)|openssl\s+s_client|journalctl|dmesg|history|jq|yq|helm\s+(?:list|status|get|history|show|template)|kubectl\s+(?:-\S+\s+\S+\s+)*(?:get|describe|logs|top|explain|version|auth can-i|api-resources|events)|docker\s+(?:ps|images|inspect|logs|info|system df|stats)|git\s+(?:log|show|status|diff|blame|branch|remote|fetch)|aws\s+\S+\s+(?:ls|describe-\S+|get-\S+|list-\S+|head-object)|gh\s+\S+\s+(?:list|view|status)|redis-cli\s+(?:-\S+\s+\S+\s+)*(?:info|get|config get|keys|scan|ttl|type)|airflow\s+(?:dags\s+(?:list|next-execution|show)|tasks\s+(?:list|states-for-dag-run)))\b|^\s*(?:select|with|describe|desc|show|explain)\b`)
-
 // changes reports whether a call changes something rather than looking.
 func changes(a *action) bool {
 	switch a.kind {
 	case primaryCommand, primaryQuery:
-		return !readOnlyRE.MatchString(a.primary)
+		return !readsOnly(a)
 	case primaryCode:
 		return len(params(a)) > 0 || writeCodeRE.MatchString(a.primary)
 	}
@@ -316,7 +326,10 @@ func changeAfter(acts []*action, e int) *action {
 		if seen++; seen > 3 {
 			break
 		}
-		if !a.failed && changes(a) && strings.TrimSpace(a.primary) != "" {
+		if executed(a) && isCheck(a) {
+			return nil // verified: what follows is the next step (a commit), not the fix
+		}
+		if !a.failed && executed(a) && changes(a) && strings.TrimSpace(a.primary) != "" && checkFix(nil, a, nil, a.primary) == nil {
 			return a
 		}
 	}
@@ -354,7 +367,7 @@ func mentionsAny(text string, words []string) bool {
 }
 
 func fixCall(content string, a *action) string {
-	call := "`" + compactCode(a.primary, 120) + "`"
+	call := "`" + summarizeCall(a, 120) + "`"
 	if langOf(content) == langZH {
 		return "（修复：" + call + "）。"
 	}

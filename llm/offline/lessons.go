@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -13,13 +14,20 @@ import (
 )
 
 // params extracts a call's settings (see package callargs), in order of
-// appearance, the last value winning for a repeated key: its JSON
-// arguments other than the primary one, then the keyword arguments and
-// assignments of code or the flags of a command.
+// appearance, the last value winning for a repeated key. Of a call that
+// ran something (a command, code, a query) they come from what ran: the
+// flags, environment and privilege of a command, the keyword arguments
+// and assignments of code, and an environment its arguments give; its
+// other arguments say how the harness ran it or what it was for. Of a
+// tool's call they are its arguments, other than descriptions, payloads
+// (the text an edit writes) and what shapes its output (see settingOf).
 func params(a *action) []callargs.Param {
 	var out []callargs.Param
 	var obj map[string]any
 	if json.Unmarshal([]byte(a.args), &obj) == nil {
+		if !executed(a) && writesText(obj) {
+			return nil // an edit: what it wrote is no setting, nor where
+		}
 		keys := make([]string, 0, len(obj))
 		for k := range obj {
 			keys = append(keys, k)
@@ -29,7 +37,17 @@ func params(a *action) []callargs.Param {
 			if s, ok := obj[k].(string); ok && s == a.primary {
 				continue
 			}
-			out = jsonParams(out, k, obj[k], 0)
+			if executed(a) && !envKeyRE.MatchString(k) {
+				continue
+			}
+			for _, p := range jsonParams(nil, k, obj[k], 0) {
+				if executed(a) {
+					p.Key = strings.TrimPrefix(p.Key, k+".") // env.NAME is NAME
+				}
+				if settingOf(p.Key, p.Value) {
+					out = callargs.Add(out, p)
+				}
+			}
 		}
 	}
 	var found []callargs.Param
@@ -44,6 +62,9 @@ func params(a *action) []callargs.Param {
 	}
 	return out
 }
+
+// envKeyRE names the arguments that give a call's environment.
+var envKeyRE = regexp.MustCompile(`(?i)^(env|environment|env_vars|envs)$`)
 
 // jsonParams adds the settings of one JSON argument: a value as it is, an
 // object's members under dotted keys ("headers.Authorization"), so that a
@@ -170,6 +191,7 @@ type lesson struct {
 	redo                  *action          // an earlier call redone differently, which fixed it
 	showFix               bool             // the fix is another call, told by its text
 	fixWords              []string         // what the fix says that the failure did not
+	about                 string           // what the calls said they were for (their descriptions), to match the agent's words
 }
 
 // findLessons pairs failed calls with the call that fixed them and renders
@@ -247,6 +269,9 @@ func targetOf(a *action) string {
 		for i := 2; i < len(toks); i++ {
 			t := toks[i]
 			prev := toks[i-1]
+			if strings.ContainsAny(t, "|&;<>") {
+				break // the target is the first command's
+			}
 			if strings.HasPrefix(t, "-") || strings.ContainsAny(t, "=/'\"") || (strings.HasPrefix(prev, "-") && !strings.HasPrefix(prev, "--")) {
 				continue
 			}
@@ -269,18 +294,6 @@ var (
 		{regexp.MustCompile(`\b(savefig|plot\w*|show|imsave|render\w*)$`), verb{"rendering", "生成图表"}},
 		{regexp.MustCompile(`\b(insert\w*|upload\w*|copy\w*)$`), verb{"loading", "导入"}},
 		{regexp.MustCompile(`\b(get|post|put|request|fetch|urlopen)$`), verb{"fetching", "请求"}},
-	}
-	commandVerbs = []struct {
-		re *regexp.Regexp
-		v  verb
-	}{
-		{regexp.MustCompile(`^(helm\s+(upgrade|install)|kubectl\s+(apply|rollout|set)|terraform\s+apply|\S*deploy)`), verb{"deploying", "部署"}},
-		{regexp.MustCompile(`^(docker|podman)\s+(build|buildx)|^(make|go\s+build|cargo\s+build|npm\s+run\s+build|mvn|gradle)`), verb{"building", "构建"}},
-		{regexp.MustCompile(`^(pip3?|npm|yarn|pnpm|apt(-get)?|brew|conda|go\s+get|cargo\s+add)\s+(install|add)`), verb{"installing", "安装"}},
-		{regexp.MustCompile(`^git\s+push`), verb{"pushing", "推送"}},
-		{regexp.MustCompile(`^(curl|wget|http)\b`), verb{"fetching", "请求"}},
-		{regexp.MustCompile(`^(psql|mysql|clickhouse(-client)?|sqlite3)\b`), verb{"querying", "查询"}},
-		{regexp.MustCompile(`^(pytest|go\s+test|npm\s+test|cargo\s+test)`), verb{"testing", "测试"}},
 	}
 	sqlVerbs = []struct {
 		re *regexp.Regexp
@@ -317,17 +330,29 @@ func programOf(a *action) string {
 }
 
 // commandBase is a command's main segment without its flags: "alembic
-// upgrade head".
+// upgrade head"; up to the command's target when that comes a little
+// later ("helm upgrade --install billing-api").
 func commandBase(a *action) string {
-	segs := segments(shellFields(a.primary))
+	segs := segments(shellFields(stripRedirects(a.primary)))
 	if len(segs) == 0 {
 		return ""
 	}
-	var out []string
-	for _, t := range segs[mainSegment(segs)] {
-		if len(out) == 0 && (isAssignment(t) || wrappers[t]) {
-			continue
+	words := segs[mainSegment(segs)]
+	for len(words) > 0 && (isAssignment(words[0]) || wrappers[words[0]]) {
+		words = words[1:]
+	}
+	if t := targetOf(a); t != "" {
+		for i, w := range words[:min(len(words), 5)] {
+			if w == t {
+				return strings.Join(words[:i+1], " ")
+			}
+			if strings.ContainsAny(w, "|;&><") {
+				break
+			}
 		}
+	}
+	var out []string
+	for _, t := range words {
 		if strings.HasPrefix(t, "-") || strings.ContainsAny(t, "|;&><") || len(out) == 4 {
 			break
 		}
@@ -380,6 +405,15 @@ func workOf(a *action) string {
 		parts = append(parts, strings.Join(seg, " "))
 	}
 	return strings.Join(parts, " | ")
+}
+
+// mainWork is the segment of a command line that does the work.
+func mainWork(a *action) string {
+	segs := segments(shellFields(stripRedirects(a.primary)))
+	if len(segs) == 0 {
+		return ""
+	}
+	return strings.Join(segs[mainSegment(segs)], " ")
 }
 
 // segments splits the words of a command line into the commands of its
@@ -465,11 +499,8 @@ func verbOf(a *action, target string) verb {
 			}
 		}
 	case primaryCommand:
-		cmd := strings.TrimSpace(a.primary)
-		for _, cv := range commandVerbs {
-			if cv.re.MatchString(cmd) {
-				return cv.v
-			}
+		if v := commandVerb(a.primary); v.en != "" {
+			return v
 		}
 	case primaryQuery:
 		for _, sv := range sqlVerbs {
@@ -481,16 +512,58 @@ func verbOf(a *action, target string) verb {
 	return verb{"running " + a.tool, "执行 " + a.tool}
 }
 
+// notFoundRE is a lookup's report that what it looked for is not there.
+var notFoundRE = regexp.MustCompile(`(?i)no such file|no matches found|not found|does not exist|cannot access|no files? match`)
+
 // transientRE recognises failures that a plain retry may fix.
 var transientRE = regexp.MustCompile(`(?i)timed? ?out|timeout|temporar|connection (reset|refused|aborted)|503|502|429|rate limit|too many requests|try again|超时|连接被重置|稍后重试`)
 
-// setupRE recognises calls that prepare the ground (install, configure).
-var setupRE = regexp.MustCompile(`(?i)\b(install|config|set|export|mkdir|chmod|chown|login|auth|enable|init|migrate|apt|brew|conda|pip3?|npm|go get|add|mount|source|activate)\b`)
+// setupVerbs name what prepares the ground for a call (install,
+// configure, log in): a setup call's program, subcommand or settings say
+// one ("pip install", "gcloud auth login", "export X=…", "mkdir -p …").
+var setupVerbs = wordSet(`install config configure set setup export login auth authenticate enable init migrate add mount
+	source activate mkdir chmod chown ln touch register use env`)
+
+// setupCall reports whether a call prepares the ground for another.
+func setupCall(a *action) bool {
+	if a.kind == primaryCode {
+		return false
+	}
+	for _, seg := range segments(shellFields(stripRedirects(a.primary))) {
+		words := commandWords(seg)
+		if len(words) == 0 {
+			continue
+		}
+		if setupVerbs[words[0]] || len(seg) > len(words) && isAssignment(seg[0]) {
+			return true
+		}
+		for _, w := range subcommands(words, 3) {
+			if setupVerbs[strings.ToLower(w)] {
+				return true
+			}
+		}
+		for _, w := range words[1:] {
+			if f := strings.ToLower(strings.TrimLeft(w, "-")); strings.HasPrefix(w, "--") && setupVerbs[f] {
+				return true // upgrade --install
+			}
+		}
+	}
+	return sqlSetupRE.MatchString(a.primary)
+}
+
+// sqlSetupRE is a query that prepares the ground: creating, granting,
+// setting, loading an extension.
+var sqlSetupRE = regexp.MustCompile(`(?i)^\s*(create|grant|set|alter|install|load|attach|use)\b`)
 
 // renderLesson writes the lesson of failures fixed by fix, in the
 // session's language.
 func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionContext) (lesson, bool) {
 	first := fails[0]
+	if first.kind == primaryCommand && readsOnly(first) && readsOnly(fix) && notFoundRE.MatchString(first.cause) {
+		// A lookup that found nothing, then one that did: the agent
+		// looked in the wrong place, which teaches nothing about the work.
+		return lesson{}, false
+	}
 	target := targetOf(first)
 	if target == "" {
 		target = targetOf(fix)
@@ -504,7 +577,7 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 	qual := ctx.qualifier(cause)
 	program := programOf(first)
 	// The subject of the lesson: "reading sales_2024.csv (Chinese
-	// fields)", "deploying billing-api with helm"; in Chinese "用 helm 部署
+	// fields)", "building the app with docker"; in Chinese "用 docker 构建
 	// billing-api". A command nothing is known about is named as it is.
 	obj := strings.TrimSpace(target) // may be empty
 	subjEN := v.en + spacedEN(obj)
@@ -536,14 +609,14 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 	// 20` for `| tail -n 8`, a redirect) is the same call again.
 	sameCall := runes.OneLine(first.primary) == runes.OneLine(fix.primary) || workOf(first) == workOf(fix)
 
-	l := lesson{tool: first.tool, program: program, target: obj, settings: use}
+	l := lesson{tool: first.tool, program: program, target: cmp.Or(obj, target), settings: use}
 	zh := ctx.lang == langZH
 	switch {
 	case sameCall:
 		// Identical retry: the fix is what ran in between, or nothing.
 		if orig, redo := redone(fails, fix, acts); redo != nil {
 			ch, ad, _ := paramDiff(redo, []*action{orig})
-			if set := settingsOf(ch, ad); len(set) > 0 {
+			if set := settingsOf(ch, ad); len(set) > 0 && checkFix(orig, redo, set, "") == nil {
 				ov := verbOf(orig, targetOf(orig))
 				what := ov.en + spacedEN(targetOf(orig))
 				whatZH := ov.zh + spaced(targetOf(orig))
@@ -570,7 +643,7 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 			if a == fix || a.failed || !between(a, fails[len(fails)-1], fix) || similarity(a, first) >= 0.3 {
 				continue
 			}
-			if setupRE.MatchString(a.primary) {
+			if executed(a) && setupCall(a) && !readsOnly(a) && checkFix(first, a, nil, a.primary) == nil {
 				setup = append(setup, a)
 			}
 		}
@@ -596,7 +669,7 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 		}
 		var cmds []string
 		for _, a := range setup {
-			cmds = append(cmds, "`"+compactCode(a.primary, 80)+"`")
+			cmds = append(cmds, "`"+summarizeCall(a, 80)+"`")
 			ev = append(ev, a.events...)
 		}
 		if zh {
@@ -606,6 +679,16 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 			l.content = fmt.Sprintf("Before %s, run %s; without it, %s failed with %s.", subjEN, strings.Join(cmds, " and "), v.en, short)
 			l.counter = fmt.Sprintf("%s before running %s failed: %s", capitalize(subjEN), strings.Join(cmds, " and "), cause)
 		}
+	case len(use) > 0 && (checkFix(first, fix, use, "") != nil || misattributed(first, fix, use, oldVals)):
+		// What changed is no fix to offer (a tool's parameters, a path, a
+		// fragment, a destructive flag): only the agent's words may say
+		// what fixed it.
+		if !executed(first) && !executed(fix) {
+			return lesson{}, false
+		}
+		l.settings = nil
+		l.needsWords = true
+		l.counter = failureLine(first)
 	case len(changed) > 0:
 		if zh {
 			l.content = fmt.Sprintf("%s时使用 %s；%s 会报 %s。", subjZH, callargs.Join(use, "、"), strings.Join(oldVals, "、"), short)
@@ -630,10 +713,28 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 		// No settings changed: compare the identifiers the calls use, when
 		// they run the same program (a different program is another
 		// approach, which only the agent's own words can explain).
-		if programOf(first) != programOf(fix) || subcommandOf(first) != subcommandOf(fix) || first.tool != fix.tool {
+		if programOf(first) != programOf(fix) || subcommandOf(first) != subcommandOf(fix) || first.tool != fix.tool ||
+			!executed(first) || !executed(fix) || checkFix(first, fix, nil, fix.primary) != nil {
 			return lesson{}, false
 		}
 		newT, oldT := tokenDiff(stripRedirects(fix.primary), stripRedirects(first.primary))
+		mainNew, mainOld := tokenDiff(mainWork(fix), mainWork(first))
+		switch {
+		case len(newT)+len(oldT) > 0 && len(mainNew)+len(mainOld) == 0:
+			return lesson{}, false // the change is in another command of the line than the one the lesson is about
+		case len(newT)+len(oldT) > 0 && !slices.ContainsFunc(append(slices.Clone(newT), oldT...), func(t string) bool { return !looksLikePath(t) }):
+			return lesson{}, false // only other files or directories: another target, not a fix
+		case len(newT) == 0 || readsOnly(fix) && !readsOnly(first):
+			// The same call, less of it, or a check that passed: what
+			// fixed it is not in the calls; only the agent's words can say.
+			l.needsWords = true
+			l.counter = failureLine(first)
+			ev = append(ev, fix.events...)
+			slices.Sort(ev)
+			l.evidence = slices.Compact(ev)
+			l.firstEvent, l.lastEvent = l.evidence[0], l.evidence[len(l.evidence)-1]
+			return l, true
+		}
 		l.showFix, l.fixWords = true, newT
 		if len(newT) > 0 && len(newT) <= 3 && len(oldT) > 0 && len(oldT) <= 3 {
 			if zh {
@@ -646,11 +747,11 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 			break
 		}
 		if zh {
-			l.content = fmt.Sprintf("%s时改用 `%s`；`%s` 会报 %s。", subjZH, compactCode(fix.primary, 100), compactCode(first.primary, 80), short)
-			l.counter = fmt.Sprintf("`%s` 失败：%s", compactCode(first.primary, 100), cause)
+			l.content = fmt.Sprintf("%s时改用 `%s`；`%s` 会报 %s。", subjZH, summarizeCall(fix, 100), summarizeCall(first, 80), short)
+			l.counter = fmt.Sprintf("`%s` 失败：%s", summarizeCall(first, 100), cause)
 		} else {
-			l.content = fmt.Sprintf("When %s, use `%s`; `%s` failed with %s.", subjEN, compactCode(fix.primary, 100), compactCode(first.primary, 80), short)
-			l.counter = fmt.Sprintf("`%s` failed: %s", compactCode(first.primary, 100), cause)
+			l.content = fmt.Sprintf("When %s, use `%s`; `%s` failed with %s.", subjEN, summarizeCall(fix, 100), summarizeCall(first, 80), short)
+			l.counter = fmt.Sprintf("`%s` failed: %s", summarizeCall(first, 100), cause)
 		}
 	}
 	if zh {
@@ -662,6 +763,7 @@ func renderLesson(fails []*action, fix *action, acts []*action, ctx *sessionCont
 	l.firstEvent = l.evidence[0]
 	l.lastEvent = l.evidence[len(l.evidence)-1]
 	l.fix = fix
+	l.about = strings.TrimSpace(first.about + " " + fix.about)
 	return l, true
 }
 
@@ -713,15 +815,9 @@ func fixParams(fix *action, before []*action) []callargs.Param {
 	main.primary = strings.Join(segs[mainSegment(segs)], " ")
 	main.args = ""
 	out := commandParams(main.primary)
-	var obj map[string]any
-	if json.Unmarshal([]byte(fix.args), &obj) == nil {
-		for k, v := range obj {
-			if s, ok := v.(string); ok && s == fix.primary {
-				continue
-			}
-			for _, p := range jsonParams(nil, k, v, 0) {
-				out = callargs.Add(out, p)
-			}
+	for _, p := range params(&action{kind: fix.kind, args: fix.args, primary: fix.primary}) {
+		if p.Scope == "" {
+			out = callargs.Add(out, p) // the environment its arguments give
 		}
 	}
 	return out

@@ -60,7 +60,7 @@ func events(tenant, session string, n int) []memory.Event {
 			ID: memory.EventID(tenant, session, i), Tenant: tenant, SessionID: session, UserID: "u1",
 			Seq: i, Role: memory.RoleUser, Content: fmt.Sprintf("event %d\n\nwith a blank line", i),
 			TS: base.Add(time.Duration(i) * time.Second), ToolName: "shell", ToolArgs: `{"cmd":"ls"}`,
-			ToolResult: "ok", Error: "",
+			ToolResult: "ok", Error: "", CallID: fmt.Sprintf("toolu_%d", i),
 		}
 	}
 	return out
@@ -84,7 +84,7 @@ func testEvents(t *testing.T, s memory.EpisodicStore) {
 		want := evs[i]
 		if e.Seq != i || e.ID != want.ID || e.Content != want.Content || !e.TS.Equal(want.TS) ||
 			e.Role != want.Role || e.ToolName != want.ToolName || e.ToolArgs != want.ToolArgs ||
-			e.ToolResult != want.ToolResult || e.UserID != want.UserID {
+			e.ToolResult != want.ToolResult || e.UserID != want.UserID || e.CallID != want.CallID {
 			t.Fatalf("event %d = %+v, want %+v", i, e, want)
 		}
 	}
@@ -168,6 +168,7 @@ func testEpisodes(t *testing.T, s memory.EpisodicStore) {
 	e2 := episode(tenant, "s2", base.Add(24*time.Hour), "report")
 	e3 := episode(tenant, "s3", base.Add(48*time.Hour), "data-import")
 	e3.Entities = append(e3.Entities, "billing")
+	e3.Project, e3.ProjectName = "git:9f2c1e", "billing"
 	for _, e := range []memory.Episode{e1, e2, e3, e1} { // e1 twice: idempotent
 		must(t, s.PutEpisode(ctx, e))
 	}
@@ -208,6 +209,11 @@ func testEpisodes(t *testing.T, s memory.EpisodicStore) {
 	must(t, err)
 	if ids := episodeIDs(inProject); !slices.Equal(ids, []string{e3.ID}) {
 		t.Fatalf("Episodes by entity = %v, want only s3", ids)
+	}
+	byProject, err := s.Episodes(ctx, memory.EpisodeFilter{Tenant: tenant, Project: "git:9f2c1e"})
+	must(t, err)
+	if len(byProject) != 1 || byProject[0].ID != e3.ID || byProject[0].Project != e3.Project || byProject[0].ProjectName != "billing" {
+		t.Fatalf("Episodes by project = %+v, want only s3 with its project", byProject)
 	}
 	// Replacing an episode changes what readers see.
 	e2.Outcome = memory.OutcomeFailure
@@ -764,7 +770,7 @@ func episodesEqual(a, b memory.Episode) bool {
 		slices.Equal(a.Steps, b.Steps) && slices.Equal(a.Failures, b.Failures) && a.Outcome == b.Outcome &&
 		slices.Equal(a.Feedback, b.Feedback) && a.StartedAt.Equal(b.StartedAt) && a.EndedAt.Equal(b.EndedAt) &&
 		a.EventCount == b.EventCount && a.Status == b.Status && slices.Equal(a.SourceEpisodes, b.SourceEpisodes) &&
-		a.Extractor == b.Extractor && a.CreatedAt.Equal(b.CreatedAt)
+		a.Extractor == b.Extractor && a.Project == b.Project && a.ProjectName == b.ProjectName && a.CreatedAt.Equal(b.CreatedAt)
 }
 
 func memoriesEqual(a, b memory.Memory) bool {

@@ -16,14 +16,14 @@ import (
 // order episodeRow and scanEpisode use.
 const episodeColumns = "tenant, ended_at, id, session_id, user_id, agent, task, task_type, entities, steps, " +
 	"failure_attempts, failure_causes, failure_event_ids, outcome, feedback, started_at, event_count, status, " +
-	"source_episodes, extractor, created_at, retention_days, write_seq"
+	"source_episodes, extractor, project, project_name, created_at, retention_days, write_seq"
 
 // archiveSelect copies hot rows into the archive, marked cold, with a write
 // sequence above the hot row's, so that the archived copy outranks it even
 // if the process that wrote the hot row has a clock ahead of this one's.
 const archiveSelect = "tenant, ended_at, id, session_id, user_id, agent, task, task_type, entities, steps, " +
 	"failure_attempts, failure_causes, failure_event_ids, outcome, feedback, started_at, event_count, 'cold', " +
-	"source_episodes, extractor, created_at, retention_days, greatest({seq:UInt64}, write_seq + 1), now64(3, 'UTC')"
+	"source_episodes, extractor, project, project_name, created_at, retention_days, greatest({seq:UInt64}, write_seq + 1), now64(3, 'UTC')"
 
 func (s *Store) episodeRow(ep memory.Episode, seq uint64) []any {
 	var attempts, causes, eventIDs []string
@@ -33,7 +33,7 @@ func (s *Store) episodeRow(ep memory.Episode, seq uint64) []any {
 	return []any{ep.Tenant, toDB(ep.EndedAt), ep.ID, ep.SessionID, ep.UserID, ep.Agent, ep.Task, ep.TaskType,
 		nonNil(ep.Entities), nonNil(ep.Steps), nonNil(attempts), nonNil(causes), nonNil(eventIDs), string(ep.Outcome),
 		nonNil(ep.Feedback), toDB(ep.StartedAt), uint32(max(ep.EventCount, 0)), string(ep.Status),
-		nonNil(ep.SourceEpisodes), ep.Extractor, toDB(ep.CreatedAt), s.cfg.Retention.days(ep.Tenant), seq}
+		nonNil(ep.SourceEpisodes), ep.Extractor, ep.Project, ep.ProjectName, toDB(ep.CreatedAt), s.cfg.Retention.days(ep.Tenant), seq}
 }
 
 func scanEpisode(r driver.Rows) (memory.Episode, error) {
@@ -47,7 +47,7 @@ func scanEpisode(r driver.Rows) (memory.Episode, error) {
 	)
 	err := r.Scan(&ep.Tenant, &ep.EndedAt, &ep.ID, &ep.SessionID, &ep.UserID, &ep.Agent, &ep.Task, &ep.TaskType,
 		&ep.Entities, &ep.Steps, &attempts, &causes, &eventIDs, &outcome, &ep.Feedback, &ep.StartedAt,
-		&eventCount, &status, &ep.SourceEpisodes, &ep.Extractor, &ep.CreatedAt, &retention, &seq)
+		&eventCount, &status, &ep.SourceEpisodes, &ep.Extractor, &ep.Project, &ep.ProjectName, &ep.CreatedAt, &retention, &seq)
 	if err != nil {
 		return ep, err
 	}
@@ -242,6 +242,10 @@ func (s *Store) Episodes(ctx context.Context, f memory.EpisodeFilter) ([]memory.
 	if f.Entity != "" {
 		conds = append(conds, "has(entities, {entity:String})")
 		args = append(args, ch.Named("entity", f.Entity))
+	}
+	if f.Project != "" {
+		conds = append(conds, "project = {project:String}")
+		args = append(args, ch.Named("project", f.Project))
 	}
 	if !f.Since.IsZero() {
 		conds = append(conds, "ended_at >= {since:DateTime64(3, 'UTC')}")

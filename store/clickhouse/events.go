@@ -12,12 +12,12 @@ import (
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
-const eventInsertColumns = "tenant, ts, session_id, seq, id, user_id, role, content, tool_name, tool_args, tool_result, error, retention_days, write_seq"
+const eventInsertColumns = "tenant, ts, session_id, seq, id, user_id, role, content, tool_name, tool_args, tool_result, error, call_id, retention_days, write_seq"
 
 // eventSelect reads the first written row of each event. LIMIT 1 BY id after
 // ordering by write_seq makes a retried or racing write invisible even
 // before the background merge folds it away.
-const eventSelect = `SELECT id, tenant, session_id, user_id, seq, role, content, ts, tool_name, tool_args, tool_result, error
+const eventSelect = `SELECT id, tenant, session_id, user_id, seq, role, content, ts, tool_name, tool_args, tool_result, error, call_id
 FROM (
     SELECT * FROM events
     WHERE tenant = {tenant:String} AND %s
@@ -56,7 +56,7 @@ func (s *Store) AppendEvents(ctx context.Context, events []memory.Event) error {
 	return s.insert(ctx, "append events", "events", eventInsertColumns, len(fresh), func(i int) []any {
 		e := fresh[i]
 		return []any{e.Tenant, toDB(e.TS), e.SessionID, uint32(e.Seq), e.ID, e.UserID, string(e.Role), e.Content,
-			e.ToolName, e.ToolArgs, e.ToolResult, e.Error, s.cfg.Retention.days(e.Tenant), seq + uint64(i)}
+			e.ToolName, e.ToolArgs, e.ToolResult, e.Error, e.CallID, s.cfg.Retention.days(e.Tenant), seq + uint64(i)}
 	})
 }
 
@@ -97,7 +97,7 @@ func scanEvent(r driver.Rows) (memory.Event, error) {
 		seq  uint32
 		role string
 	)
-	err := r.Scan(&e.ID, &e.Tenant, &e.SessionID, &e.UserID, &seq, &role, &e.Content, &e.TS, &e.ToolName, &e.ToolArgs, &e.ToolResult, &e.Error)
+	err := r.Scan(&e.ID, &e.Tenant, &e.SessionID, &e.UserID, &seq, &role, &e.Content, &e.TS, &e.ToolName, &e.ToolArgs, &e.ToolResult, &e.Error, &e.CallID)
 	e.Seq, e.Role, e.TS = int(seq), memory.Role(role), fromDB(e.TS)
 	return e, err
 }
