@@ -340,8 +340,9 @@ func (s *Service) Episode(ctx context.Context, tenant, id string) (memory.Episod
 // scopes (every scope when none), and up to limit of its episodes, for
 // clients that show what memory holds.
 // RecentSessions are the latest sessions in a project, newest first: the
-// episodes that carry its entity, without other users' sessions when
-// userID is set.
+// episodes that carry its entity that a caller acting for userID sees
+// (memory.ActingFor: theirs and those of no user; without a user, only
+// those of no user).
 func (s *Service) RecentSessions(ctx context.Context, tenant, project, userID string, n int) ([]memory.Episode, error) {
 	entity := memory.ProjectEntity(project)
 	if entity == "" || n <= 0 {
@@ -352,8 +353,9 @@ func (s *Service) RecentSessions(ctx context.Context, tenant, project, userID st
 		return nil, err
 	}
 	out := eps[:0]
+	viewer := memory.ActingFor(userID, "")
 	for _, ep := range eps {
-		if ep.VisibleTo(userID) && len(out) < n {
+		if viewer.SeesEpisode(ep) && len(out) < n {
 			out = append(out, ep)
 		}
 	}
