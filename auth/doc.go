@@ -1,8 +1,13 @@
-// Package auth is who a caller of the HTTP front ends is: bearer tokens
-// read from the token file, each standing for a tenant and optionally the
-// one user it may act for (Tokens, Identity), the middleware that puts
-// the caller's tenant and user in the request context (Authenticate), and
-// the context accessors both front ends read them with (TenantFrom,
-// UserFrom). The MCP server and the memory console share it, so neither
+// Package auth says who a request stands for and what it may touch: the
+// bearer tokens of the tokens file and the identity each stands for (a
+// tenant, optionally one user of it and the agents it may act as), the
+// middleware that puts that identity in a request's context
+// (Authenticate), the accessors every front end reads it with (From,
+// TenantFrom, UserFrom), and Authorize, the one rule the MCP tools and the
+// console apply before they read or change a memory, a session or a
+// user's data. The MCP server and the memory console share it, so neither
 // imports the other.
+//
+// It depends on the domain package alone, so that every front end (the
+// MCP server, the console, the service they call) reaches it from above.
 package auth

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/auth"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/service"
 )
@@ -18,8 +19,9 @@ import (
 const pageSize = 50
 
 // visible says whether who may see a memory: a token bound to a user sees
-// that user's memories and the shared ones, never another user's.
-func (who caller) visible(m memory.Memory) bool { return memory.InScopes(m.Scope, who.scopes()) }
+// that user's memories, its agents' and the shared ones, never another
+// user's.
+func (who caller) visible(m memory.Memory) bool { return who.viewer().SeesScope(m.Scope) }
 
 // seesDecision says whether who may see a decision: every memory it
 // touched must be visible.
@@ -32,12 +34,7 @@ func (who caller) seesDecision(d memory.Decision) bool {
 	return true
 }
 
-func (who caller) scopes() []memory.Scope {
-	if who.UserID == "" {
-		return nil
-	}
-	return memory.Visible(who.UserID, "")
-}
+func (who caller) scopes() []memory.Scope { return who.viewer().Scopes() }
 
 // currentMemories reads the tenant's current memories (without usage
 // when it is not needed).
@@ -98,7 +95,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, who caller) e
 	slices.SortFunc(never, func(a, b memory.Memory) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	c.render(w, r, who, http.StatusOK, "overview", map[string]any{
 		"Stats": stats, "Total": len(ms), "PerDay": perDay, "Chart": barChart(perDay),
-		"KindChart": kindChart(stats.LiveByKind), "StatusChart": kindChart(stats.ByStatus),
+		"KindChart": kindChart("live memories by kind", stats.LiveByKind), "StatusChart": kindChart("memories by status", stats.ByStatus),
 		"Most": most[:min(len(most), 8)], "Never": never[:min(len(never), 8)], "NeverCount": len(never),
 		"Conflicts": c.conflicts(live, 8), "Flagged": flagged[:min(len(flagged), 8)], "FlaggedCount": len(flagged),
 	})
@@ -109,17 +106,17 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, who caller) e
 // panel of the overview and kept while nothing was written: on a store
 // that counts its writes (memory.WriteCounter: chDB, the in-memory
 // store) until the count moves or snapshotLife passes, else for
-// snapshotLifeUncounted. Recall counts may lag by as much.
+// snapshotLifeUncounted. Recall counts may lag by as much. Snapshots are
+// kept in a bounded cache (snapshotCache).
 func (c *Console) snapshot(r *http.Request, who caller) ([]memory.Memory, []memory.Episode, error) {
-	key := who.Tenant + "\x00" + who.UserID
+	key := who.Tenant + "\x00" + who.UserID + "\x00" + strings.Join(who.Agents, ",")
 	counter, counted := c.o.Store.(memory.WriteCounter)
 	var writes uint64
 	if counted {
 		writes = counter.MemoryWrites(who.Tenant)
 	}
 	now := c.o.Now()
-	if v, ok := c.snaps.Load(key); ok {
-		s := v.(*overviewSnapshot)
+	if s, ok := c.snaps.get(key); ok {
 		life := snapshotLifeUncounted
 		if counted {
 			life = snapshotLife
@@ -145,7 +142,7 @@ func (c *Console) snapshot(r *http.Request, who caller) ([]memory.Memory, []memo
 	if epErr != nil {
 		return nil, nil, epErr
 	}
-	c.snaps.Store(key, &overviewSnapshot{writes: writes, at: now, ms: ms, eps: eps})
+	c.snaps.put(key, &overviewSnapshot{writes: writes, at: now, ms: ms, eps: eps})
 	return ms, eps, nil
 }
 
@@ -153,13 +150,6 @@ const (
 	snapshotLife          = 30 * time.Second
 	snapshotLifeUncounted = 10 * time.Second
 )
-
-type overviewSnapshot struct {
-	writes uint64
-	at     time.Time
-	ms     []memory.Memory
-	eps    []memory.Episode
-}
 
 // conflict is two live memories that contradict each other.
 type conflict struct{ A, B memory.Memory }
@@ -349,11 +339,17 @@ func (c *Console) memory(w http.ResponseWriter, r *http.Request, who caller) err
 		return err
 	}
 	var eps []memory.Episode
+	hidden := 0
 	if len(m.Sources) > 0 {
 		if eps, err = c.o.Store.Episodes(ctx, memory.EpisodeFilter{Tenant: who.Tenant, IDs: m.Sources,
 			Statuses: []memory.EpisodeStatus{memory.EpisodeLive, memory.EpisodeSummary, memory.EpisodeCold}}); err != nil {
 			return err
 		}
+		// A shared memory learned from other users' sessions says so, and
+		// no more: their tasks are theirs.
+		n := len(eps)
+		eps = slices.DeleteFunc(eps, func(ep memory.Episode) bool { return !who.viewer().SeesEpisode(ep) })
+		hidden = n - len(eps)
 	}
 	related := map[string]memory.Memory{}
 	for _, id := range append(slices.Clone(m.Supersedes), m.SupersededBy) {
@@ -365,7 +361,7 @@ func (c *Console) memory(w http.ResponseWriter, r *http.Request, who caller) err
 		}
 	}
 	c.render(w, r, who, http.StatusOK, "memory", map[string]any{
-		"M": m, "Versions": versions, "Decisions": c.decisionRows(ds), "Episodes": eps, "Related": related,
+		"M": m, "Versions": versions, "Decisions": c.decisionRows(ds), "Episodes": eps, "Hidden": hidden, "Related": related,
 	})
 	return nil
 }
@@ -458,7 +454,7 @@ func (c *Console) episode(w http.ResponseWriter, r *http.Request, who caller) er
 	if err != nil {
 		return err
 	}
-	if !ep.VisibleTo(who.UserID) {
+	if !who.viewer().SeesEpisode(ep) {
 		return memory.NotFoundf("console", "episode %s", ep.ID)
 	}
 	events, err := c.o.Store.SessionEvents(ctx, who.Tenant, ep.SessionID)
@@ -485,8 +481,27 @@ func (c *Console) episode(w http.ResponseWriter, r *http.Request, who caller) er
 	if err != nil {
 		return err
 	}
-	c.render(w, r, who, http.StatusOK, "episode", map[string]any{"E": ep, "Events": rows, "Produced": produced})
+	c.render(w, r, who, http.StatusOK, "episode", map[string]any{"E": ep, "Events": rows, "Produced": produced, "Withheld": withheldParts(c.o.Screener, ep)})
 	return nil
+}
+
+// withheldParts are the texts of ep an agent is not shown
+// (memory.ForAgent), so the page can mark them for the person reading it.
+func withheldParts(s memory.Screener, ep memory.Episode) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range append(append([]string{ep.Task}, ep.Steps...), ep.Feedback...) {
+		if memory.ForAgent(s, t) != t {
+			out[t] = true
+		}
+	}
+	for _, f := range ep.Failures {
+		for _, t := range []string{f.Attempt, f.Cause} {
+			if memory.ForAgent(s, t) != t {
+				out[t] = true
+			}
+		}
+	}
+	return out
 }
 
 // ---- Decisions ----
@@ -518,9 +533,12 @@ func requestID(r *http.Request) string { return "console-" + r.PostForm.Get("non
 
 // changeMemory runs a change to the memory the path names, if the caller
 // may see it, and shows the decision it made.
-func (c *Console) changeMemory(w http.ResponseWriter, r *http.Request, who caller, change func(id string) (memory.Decision, bool, error)) error {
+func (c *Console) changeMemory(w http.ResponseWriter, r *http.Request, who caller, kind auth.Kind, change func(id string) (memory.Decision, bool, error)) error {
 	m, err := c.visibleMemory(r, who, r.PathValue("id"))
 	if err != nil {
+		return err
+	}
+	if err := c.o.Service.Authorize(r.Context(), who.Tenant, auth.Action{Kind: kind, ID: m.ID}); err != nil {
 		return err
 	}
 	d, _, err := change(m.ID)
@@ -535,20 +553,32 @@ func (c *Console) correct(w http.ResponseWriter, r *http.Request, who caller) er
 	if content == "" {
 		return memory.Invalidf("correct", "write the corrected text, or use “mark outdated”")
 	}
-	return c.changeMemory(w, r, who, func(id string) (memory.Decision, bool, error) {
+	return c.changeMemory(w, r, who, auth.ChangeMemory, func(id string) (memory.Decision, bool, error) {
 		return c.o.Service.Correct(r.Context(), who.Tenant, id, content, false, requestID(r))
 	})
 }
 
 func (c *Console) outdated(w http.ResponseWriter, r *http.Request, who caller) error {
-	return c.changeMemory(w, r, who, func(id string) (memory.Decision, bool, error) {
+	return c.changeMemory(w, r, who, auth.ChangeMemory, func(id string) (memory.Decision, bool, error) {
 		return c.o.Service.Correct(r.Context(), who.Tenant, id, "", true, requestID(r))
 	})
 }
 
 func (c *Console) pin(w http.ResponseWriter, r *http.Request, who caller) error {
-	return c.changeMemory(w, r, who, func(id string) (memory.Decision, bool, error) {
+	return c.changeMemory(w, r, who, auth.ChangeMemory, func(id string) (memory.Decision, bool, error) {
 		return c.o.Service.Pin(r.Context(), who.Tenant, id, r.PostForm.Get("pinned") == "true", requestID(r))
+	})
+}
+
+// release lets a quarantined memory out, with the person's reason: a
+// decision like any other, undone from the page it leads to.
+func (c *Console) release(w http.ResponseWriter, r *http.Request, who caller) error {
+	why := strings.TrimSpace(r.PostForm.Get("why"))
+	if why == "" {
+		return memory.Invalidf("release", "say why this text is knowledge about the work and not an instruction to the agent")
+	}
+	return c.changeMemory(w, r, who, auth.Release, func(id string) (memory.Decision, bool, error) {
+		return c.o.Service.Release(r.Context(), who.Tenant, id, why+" (in the console)", requestID(r))
 	})
 }
 
@@ -559,6 +589,9 @@ func (c *Console) undo(w http.ResponseWriter, r *http.Request, who caller) error
 	}
 	if !who.seesDecision(d) {
 		return memory.NotFoundf("console", "decision %s", d.ID)
+	}
+	if err := c.o.Service.Authorize(r.Context(), who.Tenant, auth.Action{Kind: auth.Undo, ID: d.ID}); err != nil {
+		return err
 	}
 	u, err := c.o.Service.Undo(r.Context(), who.Tenant, d.ID, r.PostForm.Get("force") == "true")
 	if err != nil {
@@ -587,10 +620,13 @@ func (c *Console) confirm(w http.ResponseWriter, r *http.Request, who caller) er
 		}
 		title, detail, action = "Forget this memory?", m.Content, Path+"/forget"
 	case "forget-session":
+		if err := c.o.Service.Authorize(r.Context(), who.Tenant, auth.Action{Kind: auth.ForgetSession, ID: id}); err != nil {
+			return err
+		}
 		title, detail, action = "Forget session "+id+"?", "Its events, its episode, and every memory learned only from it are deleted for good.", Path+"/forget"
 	case "forget-user":
-		if who.UserID != "" && id != who.UserID {
-			return memory.NotFoundf("console", "user %s", id)
+		if err := c.o.Service.Authorize(r.Context(), who.Tenant, auth.Action{Kind: auth.ForgetUser, ID: id}); err != nil {
+			return err
 		}
 		title, detail, action = "Forget user "+id+"?", "Every session of this user, every memory in their scope, and the shared memories learned only from them are deleted for good.", Path+"/forget"
 	case "undo":
@@ -608,6 +644,18 @@ func (c *Console) confirm(w http.ResponseWriter, r *http.Request, who caller) er
 			return err
 		}
 		title, detail, action = "Mark this memory outdated?", m.Content, Path+"/memories/"+id+"/outdated"
+	case "release":
+		m, err := c.visibleMemory(r, who, id)
+		if err != nil {
+			return err
+		}
+		if m.Status != memory.StatusQuarantined {
+			return memory.Invalidf("release", "memory %s is not in quarantine", id)
+		}
+		if err := c.o.Service.Authorize(r.Context(), who.Tenant, auth.Action{Kind: auth.Release, ID: id}); err != nil {
+			return err
+		}
+		title, detail, action = "Release this memory from quarantine?", m.Content, Path+"/memories/"+id+"/release"
 	default:
 		return memory.Invalidf("confirm", "nothing to confirm")
 	}
@@ -619,24 +667,27 @@ func (c *Console) confirm(w http.ResponseWriter, r *http.Request, who caller) er
 func (c *Console) forget(w http.ResponseWriter, r *http.Request, who caller) error {
 	in := service.ForgetRequest{Tenant: who.Tenant}
 	id := strings.TrimSpace(r.PostForm.Get("id"))
+	var act auth.Action
 	switch r.PostForm.Get("what") {
 	case "forget-memory":
 		if _, err := c.visibleMemory(r, who, id); err != nil {
 			return err
 		}
-		in.MemoryIDs = []string{id}
+		in.MemoryIDs, act = []string{id}, auth.Action{Kind: auth.ForgetMemory, ID: id}
 	case "forget-session":
-		in.SessionIDs = []string{id}
+		in.SessionIDs, act = []string{id}, auth.Action{Kind: auth.ForgetSession, ID: id}
 	case "forget-user":
-		if who.UserID != "" && id != who.UserID {
-			return memory.NotFoundf("console", "user %s", id)
-		}
-		in.UserID = id
+		in.UserID, act = id, auth.Action{Kind: auth.ForgetUser, ID: id}
 	default:
 		return memory.Invalidf("forget", "say what to forget: a memory, a session or a user")
 	}
 	if id == "" {
 		return memory.Invalidf("forget", "name the memory, session or user to forget")
+	}
+	// The rule of memory_forget: a user-bound sign-in forgets its user's
+	// sessions and memories, never another user's or the team's.
+	if err := c.o.Service.Authorize(r.Context(), who.Tenant, act); err != nil {
+		return err
 	}
 	receipt, err := c.o.Service.Forget(r.Context(), in)
 	if err != nil {

@@ -80,8 +80,9 @@ func barChart(days []dayCount) template.HTML {
 	return template.HTML(b.String())
 }
 
-// kindChart draws counts as horizontal bars, largest first.
-func kindChart(counts map[string]int) template.HTML {
+// kindChart draws counts as horizontal bars, largest first, named for
+// screen readers by what it shows and every count.
+func kindChart(name string, counts map[string]int) template.HTML {
 	type kv struct {
 		k string
 		v int
@@ -99,8 +100,19 @@ func kindChart(counts map[string]int) template.HTML {
 		return strings.Compare(a.k, b.k)
 	})
 	const w, rh = 320, 22
+	parts := make([]string, len(rows))
+	for i, r := range rows {
+		parts[i] = fmt.Sprintf("%s %d", r.k, r.v)
+	}
+	label := name
+	if len(parts) == 0 {
+		label += ": none"
+	} else {
+		label += ": " + strings.Join(parts, ", ")
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="bars" viewBox="0 0 %d %d" role="img">`, w, max(1, len(rows))*rh)
+	fmt.Fprintf(&b, `<svg class="bars" viewBox="0 0 %d %d" role="img" aria-label="%s"><title>%s</title>`, w, max(1, len(rows))*rh,
+		template.HTMLEscapeString(label), template.HTMLEscapeString(label))
 	for i, r := range rows {
 		bw := math.Round(float64(w-150) * float64(r.v) / float64(peak))
 		fmt.Fprintf(&b, `<text x="0" y="%d">%s</text><rect x="100" y="%d" width="%.0f" height="%d"></rect><text x="%.0f" y="%d">%d</text>`,

@@ -141,7 +141,9 @@ func (c ClusterConfig) Validate() error {
 // Cluster groups the episodes of one tenant into clusters of similar
 // tasks, by agglomerative clustering of their embeddings (cosine
 // similarity, cfg.Linkage, stopping at cfg.Threshold), separately for each
-// task type. It returns the clusters as indices into items: each cluster's
+// user and task type: a typical episode summarises sessions of one user
+// (or of no user), so it belongs to that user's scope and is shown to whom
+// its members are (memory.Viewer.SeesEpisode), never to another user. It returns the clusters as indices into items: each cluster's
 // members in time order (EndedAt, then ID), the clusters ordered by their
 // first member the same way. Episodes in no cluster of at least
 // cfg.MinSize are left out; clusters above cfg.MaxSize are split into
@@ -171,23 +173,24 @@ func Cluster(items []Item, cfg ClusterConfig) ([][]int, error) {
 		rank[i] = r
 	}
 
-	// Task types in order of their first episode, each with its episodes
-	// in time order.
-	var types []string
-	byType := map[string][]int{}
+	// Users and task types in order of their first episode, each with its
+	// episodes in time order.
+	type group struct{ user, taskType string }
+	var groups []group
+	byGroup := map[group][]int{}
 	for _, i := range order {
-		tt := items[i].Episode.TaskType
-		if _, ok := byType[tt]; !ok {
-			types = append(types, tt)
+		g := group{items[i].Episode.UserID, items[i].Episode.TaskType}
+		if _, ok := byGroup[g]; !ok {
+			groups = append(groups, g)
 		}
-		byType[tt] = append(byType[tt], i)
+		byGroup[g] = append(byGroup[g], i)
 	}
 
 	var out [][]int
-	for _, tt := range types {
-		idx := byType[tt]
+	for _, g := range groups {
+		idx := byGroup[g]
 		if len(idx) > cfg.MaxItems {
-			return nil, memory.Invalidf(op, "task type %q has %d episodes; the limit is %d per call: cluster shorter time windows (for example one month at a time)", tt, len(idx), cfg.MaxItems)
+			return nil, memory.Invalidf(op, "task type %q has %d episodes of user %q; the limit is %d per call: cluster shorter time windows (for example one month at a time)", g.taskType, len(idx), g.user, cfg.MaxItems)
 		}
 		if len(idx) < cfg.MinSize {
 			continue

@@ -44,6 +44,7 @@ func idsOf(items []Item, clusters [][]int) [][]string {
 
 func TestClusterTable(t *testing.T) {
 	at := func(id string, days int, deg float64) Item { return item(id, "data-import", days, unitAt(deg)...) }
+	of := func(user string, it Item) Item { it.Episode.UserID = user; return it }
 	tests := []struct {
 		name  string
 		items []Item
@@ -58,6 +59,10 @@ func TestClusterTable(t *testing.T) {
 		{"at the threshold", []Item{at("a", 1, 0), at("b", 2, 60)}, ClusterConfig{Threshold: 0.5}, [][]string{{"a", "b"}}},
 		{"just above it", []Item{at("a", 1, 0), at("b", 2, 60)}, ClusterConfig{Threshold: 0.501}, [][]string{}},
 		{"task types never mix", []Item{at("a", 1, 0), item("b", "reporting", 2, unitAt(0)...)}, ClusterConfig{}, [][]string{}},
+		// Reproduction: a typical episode summarised several users'
+		// sessions, had no user, and was shown to everyone.
+		{"users never mix", []Item{of("alice", at("a1", 1, 0)), of("bob", at("b1", 2, 0)), of("alice", at("a2", 3, 0)), of("bob", at("b2", 4, 0)), at("n1", 5, 0), at("n2", 6, 0)},
+			ClusterConfig{}, [][]string{{"a1", "a2"}, {"b1", "b2"}, {"n1", "n2"}}},
 		{
 			"two groups, ordered by their first episode",
 			[]Item{at("x1", 5, 90), at("a1", 2, 0), at("x2", 1, 91), at("a2", 3, 1), at("a3", 4, 2)},

@@ -72,11 +72,14 @@ func (c completer) fromMemory(ctx context.Context, name string) ([]string, error
 	if name == "user_id" && bound != "" {
 		return []string{bound}, nil // a caller bound to a user sees no other
 	}
-	var scopes []memory.Scope
-	if bound != "" {
-		scopes = memory.Visible(bound, "")
+	// What the resources show the caller (viewer); a tenant-wide token,
+	// which may act for any user, is offered the users' IDs too.
+	v := viewer(ctx)
+	if name == "user_id" {
+		id, _ := auth.From(ctx)
+		v = id.Viewer()
 	}
-	ms, eps, err := c.t.b.Browse(ctx, tenant, scopes, resourceListMax)
+	ms, eps, err := c.t.b.Browse(ctx, tenant, v.Scopes(), resourceListMax)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +102,7 @@ func (c completer) fromMemory(ctx context.Context, name string) ([]string, error
 		}
 	}
 	for _, ep := range eps {
-		if !ep.VisibleTo(bound) {
+		if !v.SeesEpisode(ep) {
 			continue
 		}
 		switch name {

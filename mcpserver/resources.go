@@ -17,6 +17,7 @@ import (
 	"github.com/hindsight-memory/hindsight/auth"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/runes"
+	"github.com/hindsight-memory/hindsight/service"
 )
 
 // Resource URIs and the prompt, for MCP clients that browse memory
@@ -75,10 +76,19 @@ func (t *tools) registerResources(s *server.MCPServer) {
 	), t.recallPrompt)
 }
 
-// listResources fills a resources/list result with the caller's live
-// memories, then episodes, newest first, a page at a time. mcp-go lists
-// only resources registered up front, the same for every caller; this
-// runs as its after-list hook, which sees the caller's context.
+// viewer is whom the resources and prompts of ctx's caller are shown to:
+// its token's user and agents, or, for a tenant-wide token, nobody's
+// (the shared memories and the sessions of no user), as memory_recall
+// without a user_id.
+func viewer(ctx context.Context) memory.Viewer {
+	id, _ := auth.From(ctx)
+	return id.Acting()
+}
+
+// listResources fills a resources/list result with the live memories and
+// episodes the caller is shown, newest first, a page at a time. mcp-go
+// lists only resources registered up front, the same for every caller;
+// this runs as its after-list hook, which sees the caller's context.
 func (t *tools) listResources(ctx context.Context, _ any, req *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
 	tenant := auth.TenantFrom(ctx)
 	if tenant == "" || res == nil {
@@ -91,12 +101,8 @@ func (t *tools) listResources(ctx context.Context, _ any, req *mcp.ListResources
 			start = n
 		}
 	}
-	bound := auth.UserFrom(ctx)
-	var scopes []memory.Scope
-	if bound != "" {
-		scopes = memory.Visible(bound, "")
-	}
-	ms, eps, err := t.b.Browse(ctx, tenant, scopes, resourceListMax)
+	v := viewer(ctx)
+	ms, eps, err := t.b.Browse(ctx, tenant, v.Scopes(), resourceListMax)
 	if err != nil {
 		t.log.Warn("resources/list", "tenant", tenant, "error", err)
 		return
@@ -104,17 +110,17 @@ func (t *tools) listResources(ctx context.Context, _ any, req *mcp.ListResources
 	var all []mcp.Resource
 	for _, m := range ms {
 		all = append(all, mcp.Resource{
-			URI: MemoryURI(m.ID), Name: "memory " + m.ID, Title: runes.ClipLine(m.Content, 80),
+			URI: MemoryURI(m.ID), Name: "memory " + m.ID, Title: runes.ClipLine(memory.ForAgent(t.screen, m.Content), 80),
 			Description: fmt.Sprintf("%s, %s, confidence %.2f, updated %s", m.Kind, m.Scope.Label(), m.Confidence, m.UpdatedAt.Format(time.DateOnly)),
 			MIMEType:    "text/markdown",
 		})
 	}
 	for _, ep := range eps {
-		if !ep.VisibleTo(bound) {
+		if !v.SeesEpisode(ep) {
 			continue
 		}
 		all = append(all, mcp.Resource{
-			URI: EpisodeURI(ep.ID), Name: "episode " + ep.ID, Title: runes.ClipLine(ep.Task, 80),
+			URI: EpisodeURI(ep.ID), Name: "episode " + ep.ID, Title: runes.ClipLine(memory.ForAgent(t.screen, ep.Task), 80),
 			Description: fmt.Sprintf("%s session, ended %s", ep.Outcome, ep.EndedAt.Format(time.DateOnly)),
 			MIMEType:    "text/markdown",
 		})
@@ -137,16 +143,14 @@ func (t *tools) readMemory(ctx context.Context, req mcp.ReadResourceRequest) ([]
 	if err != nil {
 		return nil, err
 	}
-	if err := t.visible(ctx, tenant, id); err != nil {
-		return nil, t.resourceError(req.Params.URI, err)
-	}
 	h, err := t.b.History(ctx, tenant, id)
 	if err != nil {
 		return nil, t.resourceError(req.Params.URI, err)
 	}
-	if len(h.Versions) == 0 {
+	if len(h.Versions) == 0 || !viewer(ctx).SeesScope(h.Versions[len(h.Versions)-1].Scope) {
 		return nil, t.resourceError(req.Params.URI, memory.NotFoundf("memory", "memory %s not found", id))
 	}
+	h = forAgent(t.screen, h)
 	cur := h.Versions[len(h.Versions)-1]
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Memory %s\n\n", cur.ID)
@@ -183,12 +187,13 @@ func (t *tools) readEpisode(ctx context.Context, req mcp.ReadResourceRequest) ([
 		return nil, err
 	}
 	ep, err := t.b.Episode(ctx, tenant, id)
-	if err == nil && !ep.VisibleTo(auth.UserFrom(ctx)) {
+	if err == nil && !viewer(ctx).SeesEpisode(ep) {
 		err = memory.NotFoundf("episode", "episode %s not found", id)
 	}
 	if err != nil {
 		return nil, t.resourceError(req.Params.URI, err)
 	}
+	ep = episodeForAgent(t.screen, ep)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Episode %s\n\n", ep.ID)
 	fmt.Fprintf(&b, "- task: %s\n- outcome: %s\n- session: %s, %s to %s, %d events\n", runes.OneLine(ep.Task), ep.Outcome, ep.SessionID,
@@ -230,11 +235,11 @@ func (t *tools) recallPrompt(ctx context.Context, req mcp.GetPromptRequest) (*mc
 		}
 		q.Kinds = []memory.Kind{memory.Kind(k)}
 	}
-	user, err := userArg(ctx, args{"user_id": a["user_id"]})
+	user, agent, err := auth.ActFor(ctx, strings.TrimSpace(a["user_id"]), "")
 	if err != nil {
 		return nil, errors.New("recall_context: " + t.callerMessage(PromptRecall, err))
 	}
-	q.UserID = user
+	q.UserID, q.AgentID = user, agent
 	resp, err := t.b.Recall(ctx, q)
 	if err != nil {
 		return nil, errors.New("recall_context: " + t.callerMessage(PromptRecall, err))
@@ -264,15 +269,14 @@ func (t *tools) readMemories(ctx context.Context, req mcp.ReadResourceRequest) (
 	if kind != "" && !kind.Valid() {
 		return nil, fmt.Errorf("kind %q is not one of preference, lesson, fact, rule", kind)
 	}
-	user, err := userArg(ctx, args{"user_id": vars["user_id"]})
+	// As the other resources: for the token's user and agents, or the
+	// user the URI names under a tenant-wide token; without one, the
+	// shared memories only.
+	user, agent, err := auth.ActFor(ctx, vars["user_id"], "")
 	if err != nil {
 		return nil, err
 	}
-	var scopes []memory.Scope
-	if user != "" {
-		scopes = memory.Visible(user, "")
-	}
-	ms, _, err := t.b.Browse(ctx, tenant, scopes, resourceListMax)
+	ms, _, err := t.b.Browse(ctx, tenant, memory.ActingFor(user, agent).Scopes(), resourceListMax)
 	if err != nil {
 		return nil, t.resourceError(req.Params.URI, err)
 	}
@@ -294,6 +298,54 @@ func (t *tools) readMemories(ctx context.Context, req mcp.ReadResourceRequest) (
 		b.WriteString("No memory matches.\n")
 	}
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/markdown", Text: b.String()}}, nil
+}
+
+// episodeForAgent is ep with every text that reads as an instruction to
+// the agent withheld (memory.ForAgent): its task, steps, failures and
+// feedback come from what users, agents and tools said, and a failing
+// tool's output is a failure's cause.
+func episodeForAgent(s memory.Screener, ep memory.Episode) memory.Episode {
+	ep.Task = memory.ForAgent(s, ep.Task)
+	ep.Steps = forAgentAll(s, ep.Steps)
+	ep.Feedback = forAgentAll(s, ep.Feedback)
+	ep.Failures = failuresForAgent(s, ep.Failures)
+	return ep
+}
+
+func failuresForAgent(s memory.Screener, fs []memory.Failure) []memory.Failure {
+	out := slices.Clone(fs)
+	for i, f := range out {
+		out[i].Attempt, out[i].Cause = memory.ForAgent(s, f.Attempt), memory.ForAgent(s, f.Cause)
+	}
+	return out
+}
+
+func forAgentAll(s memory.Screener, xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = memory.ForAgent(s, x)
+	}
+	return out
+}
+
+// forAgent is a memory's history with the text of versions that read as
+// instructions to the agent withheld: a quarantined memory can be read by
+// ID, never recalled. The decisions, which quote the texts, go with them.
+func forAgent(s memory.Screener, h service.History) service.History {
+	h.Versions = slices.Clone(h.Versions)
+	withheld := false
+	for i, v := range h.Versions {
+		if v.Status == memory.StatusQuarantined || memory.ForAgent(s, v.Content) == memory.Withheld {
+			v.Content, v.CounterExample, withheld = memory.Withheld, "", true
+		} else {
+			v.CounterExample = memory.ForAgent(s, v.CounterExample)
+		}
+		h.Versions[i] = v
+	}
+	if withheld {
+		h.Decisions = nil
+	}
+	return h
 }
 
 // markdownAndJSON is a resource's contents: the text for people, then v

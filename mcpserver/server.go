@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/hindsight-memory/hindsight/auth"
+	"github.com/hindsight-memory/hindsight/lang/inject"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/recall"
 	"github.com/hindsight-memory/hindsight/service"
@@ -31,6 +32,9 @@ type Backend interface {
 	Episode(ctx context.Context, tenant, id string) (memory.Episode, error)
 	Browse(ctx context.Context, tenant string, scopes []memory.Scope, limit int) ([]memory.Memory, []memory.Episode, error)
 	RecentSessions(ctx context.Context, tenant string, project memory.Project, userID string, n int) ([]memory.Episode, error)
+	// Authorize applies auth.Authorize, with the store, to the caller ctx
+	// carries: the rule the console applies too.
+	Authorize(ctx context.Context, tenant string, a auth.Action) error
 }
 
 // Options configures the MCP server.
@@ -42,6 +46,10 @@ type Options struct {
 	// and dates the tools are given without a zone are read in it, as
 	// recall reads time words. Nil is UTC.
 	Location *time.Location
+	// Screener reads the texts of episodes (tasks, steps, failures) and
+	// memories before an agent is shown them; one that reads as an
+	// instruction is withheld (memory.ForAgent). Nil is lang/inject's.
+	Screener memory.Screener
 }
 
 // New returns an MCP server with Hindsight's tools.
@@ -49,7 +57,10 @@ func New(b Backend, opts Options) *server.MCPServer {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	t := &tools{b: b, log: opts.Logger, loc: cmp.Or(opts.Location, time.UTC)}
+	if opts.Screener == nil {
+		opts.Screener = inject.Detector{}
+	}
+	t := &tools{b: b, log: opts.Logger, loc: cmp.Or(opts.Location, time.UTC), screen: opts.Screener}
 	hooks := &server.Hooks{}
 	hooks.AddAfterListResources(t.listResources)
 	s := server.NewMCPServer("hindsight", opts.Version,
@@ -78,8 +89,6 @@ type HTTPOptions struct {
 	// Tokens authenticate callers; nil serves DefaultTenant to everyone.
 	Tokens        *auth.Tokens
 	DefaultTenant string
-	// Origins are the browser origins allowed besides the server's own.
-	Origins []string
 	// Sessions signs session IDs; nil makes a key for this process alone,
 	// so that a restart ends every session (clients then initialize anew).
 	// Unused when Stateless.
@@ -98,17 +107,15 @@ type HTTPOptions struct {
 }
 
 // HTTPHandler serves the MCP server over streamable HTTP, with tenant
-// authentication (see Authenticate), Origin validation (see CheckOrigin)
-// and session checks (see Sessions), or none when o.Stateless.
+// authentication (see auth.Authenticate) and session checks (see Sessions), or
+// none when o.Stateless. The listener checks Host and Origin before it
+// (package httpguard).
 func HTTPHandler(s *server.MCPServer, o HTTPOptions) http.Handler {
 	opts := []server.StreamableHTTPOption{
 		server.WithEndpointPath(o.Path),
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-			ctx = auth.WithTenant(ctx, auth.TenantFrom(r.Context()))
-			if u := auth.UserFrom(r.Context()); u != "" {
-				ctx = auth.WithUser(ctx, u)
-			}
-			return ctx
+			id, _ := auth.From(r.Context())
+			return auth.WithIdentity(ctx, id)
 		}),
 	}
 	if o.Stateless {
@@ -123,7 +130,7 @@ func HTTPHandler(s *server.MCPServer, o HTTPOptions) http.Handler {
 		opts = append(opts, server.WithSessionIdManagerResolver(sessionResolver{o.Sessions}))
 	}
 	h := server.NewStreamableHTTPServer(s, opts...)
-	return CheckOrigin(auth.Authenticate(sessionGate(h, o.Sessions), o.Tokens, o.DefaultTenant), o.Origins)
+	return auth.Authenticate(sessionGate(h, o.Sessions), o.Tokens, o.DefaultTenant)
 }
 
 // ServeStdio serves the MCP server over stdin/stdout for one tenant until

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/hindsight-memory/hindsight/auth"
+	"github.com/hindsight-memory/hindsight/memory"
 )
 
 // SessionKeySetting names, in the store's settings, the key that signs MCP
@@ -35,12 +38,19 @@ const MaxNesting = 64
 // (memory.MaxEvents and the field limits).
 const MaxRequestBytes = 32 << 20
 
+// EndedSessionPrefix names, in the store's settings, the sessions a
+// client ended: the key is this and the ID's random part, the value when
+// the ID expires anyway (Unix seconds).
+const EndedSessionPrefix = "mcp.session.ended."
+
 // Sessions issues and checks the MCP session IDs of streamable HTTP
 // (protocol versions up to 2025-11-25; 2026-07-28 has no sessions). An ID
-// is a random part and an HMAC of it with the caller's tenant, so it is
-// valid only for the tenant it was issued to, and on any replica that
-// shares the key, without a shared table. A session the client ended with
-// DELETE stays ended in this process until the ID expires.
+// is a random part, its expiry, and an HMAC of both with the caller's
+// tenant and user, so it is valid only for the tenant and the user of the
+// token that opened it, and on any replica that shares the key, without a
+// shared table. A session the client ended with DELETE stays ended until
+// the ID expires: in this process, and, with a store (Persist), after a
+// restart and on every process that shares the store.
 //
 // mark3labs/mcp-go, left to itself, issues IDs it never checks: any
 // well-formed ID is accepted, DELETE ends nothing, and GET with a bogus ID
@@ -50,29 +60,46 @@ type Sessions struct {
 	// ttl is how long an ID stays valid after it was issued.
 	ttl time.Duration
 	now func() time.Time
+	// store keeps the ended IDs (nil: this process only).
+	store memory.Settings
 
 	mu    sync.Mutex
 	ended map[string]time.Time // ended IDs, and when they expire anyway
+	// live are IDs the store said were not ended: each is asked once.
+	live map[string]bool
 }
 
 // NewSessions returns session IDs signed with key.
 func NewSessions(key []byte) *Sessions {
-	return &Sessions{key: key, ttl: 30 * 24 * time.Hour, now: time.Now, ended: map[string]time.Time{}}
+	return &Sessions{key: key, ttl: 30 * 24 * time.Hour, now: time.Now, ended: map[string]time.Time{}, live: map[string]bool{}}
+}
+
+// Persist keeps the sessions clients end in store, so that an ended
+// session stays ended after a restart.
+func (s *Sessions) Persist(store memory.Settings) *Sessions {
+	s.store = store
+	return s
 }
 
 const sessionPrefix = "hs1."
 
-// issue returns a new session ID for tenant.
-func (s *Sessions) issue(tenant string) string {
+// maxLive bounds the IDs remembered as not ended; past it they are asked
+// of the store again.
+const maxLive = 10000
+
+// issue returns a new session ID for tenant and user.
+func (s *Sessions) issue(tenant, user string) string {
 	var r [16]byte
 	_, _ = rand.Read(r[:])
 	body := base64.RawURLEncoding.EncodeToString(r[:]) + "." + base64.RawURLEncoding.EncodeToString(binaryTime(s.now().Add(s.ttl)))
-	return sessionPrefix + body + "." + s.sign(tenant, body)
+	return sessionPrefix + body + "." + s.sign(tenant, user, body)
 }
 
-func (s *Sessions) sign(tenant, body string) string {
+func (s *Sessions) sign(tenant, user, body string) string {
 	m := hmac.New(sha256.New, s.key)
 	m.Write([]byte(tenant))
+	m.Write([]byte{0})
+	m.Write([]byte(user))
 	m.Write([]byte{0})
 	m.Write([]byte(body))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
@@ -84,43 +111,83 @@ var (
 	errSessionExpired = errors.New("session expired")
 )
 
-// check reports whether id is a live session of tenant: errNoSession for
-// an ID this deployment never issued to tenant, errSessionExpired for one
-// past its time, ended for one the client ended.
-func (s *Sessions) check(tenant, id string) (ended bool, err error) {
-	rest, ok := strings.CutPrefix(id, sessionPrefix)
-	if !ok {
-		return false, errNoSession
+// check reports whether id is a live session of tenant and user:
+// errNoSession for an ID this deployment never issued to them,
+// errSessionExpired for one past its time, ended for one a client ended.
+func (s *Sessions) check(ctx context.Context, tenant, user, id string) (ended bool, err error) {
+	random, exp, err := s.parse(tenant, user, id)
+	if err != nil {
+		return false, err
 	}
-	i := strings.LastIndexByte(rest, '.')
-	if i < 0 || !hmac.Equal([]byte(rest[i+1:]), []byte(s.sign(tenant, rest[:i]))) {
-		return false, errNoSession
-	}
-	_, exp, _ := strings.Cut(rest[:i], ".")
-	raw, err := base64.RawURLEncoding.DecodeString(exp)
-	if err != nil || len(raw) != 8 {
-		return false, errNoSession
-	}
-	if s.now().After(fromBinaryTime(raw)) {
+	if s.now().After(exp) {
 		return false, errSessionExpired
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	_, ended = s.ended[id]
-	return ended, nil
+	asked := s.live[id]
+	s.mu.Unlock()
+	if ended || asked || s.store == nil {
+		return ended, nil
+	}
+	v, err := s.store.Setting(ctx, EndedSessionPrefix+random)
+	if err != nil {
+		return false, fmt.Errorf("read whether session %s ended: %w", random, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v != "" {
+		s.ended[id] = exp
+		return true, nil
+	}
+	if len(s.live) >= maxLive {
+		clear(s.live)
+	}
+	s.live[id] = true
+	return false, nil
 }
 
-// end marks id ended, and forgets ended IDs that have expired anyway.
-func (s *Sessions) end(id string) {
+// parse checks id's signature for tenant and user, and returns its random
+// part and expiry.
+func (s *Sessions) parse(tenant, user, id string) (string, time.Time, error) {
+	rest, ok := strings.CutPrefix(id, sessionPrefix)
+	if !ok {
+		return "", time.Time{}, errNoSession
+	}
+	i := strings.LastIndexByte(rest, '.')
+	if i < 0 || !hmac.Equal([]byte(rest[i+1:]), []byte(s.sign(tenant, user, rest[:i]))) {
+		return "", time.Time{}, errNoSession
+	}
+	random, exp, _ := strings.Cut(rest[:i], ".")
+	raw, err := base64.RawURLEncoding.DecodeString(exp)
+	if err != nil || len(raw) != 8 {
+		return "", time.Time{}, errNoSession
+	}
+	return random, fromBinaryTime(raw), nil
+}
+
+// end marks id (of tenant and user) ended, in the store when there is
+// one, and forgets ended IDs that have expired anyway.
+func (s *Sessions) end(ctx context.Context, tenant, user, id string) error {
+	random, exp, err := s.parse(tenant, user, id)
+	if err != nil {
+		return err
+	}
+	if s.store != nil {
+		if err := s.store.PutSetting(ctx, EndedSessionPrefix+random, fmt.Sprint(exp.Unix())); err != nil {
+			return fmt.Errorf("record that session %s ended: %w", random, err)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	for k, exp := range s.ended {
-		if now.After(exp) {
+	for k, e := range s.ended {
+		if now.After(e) {
 			delete(s.ended, k)
 		}
 	}
-	s.ended[id] = now.Add(s.ttl)
+	s.ended[id] = exp
+	delete(s.live, id)
+	return nil
 }
 
 func binaryTime(t time.Time) []byte {
@@ -140,32 +207,37 @@ func fromBinaryTime(b []byte) time.Time {
 	return time.Unix(int64(u), 0)
 }
 
-// resolver gives mcp-go a session manager bound to the request's tenant.
+// resolver gives mcp-go a session manager bound to the request's tenant
+// and user.
 type sessionResolver struct{ s *Sessions }
 
 func (r sessionResolver) ResolveSessionIdManager(req *http.Request) server.SessionIdManager {
-	tenant := ""
+	var id auth.Identity
+	ctx := context.Background()
 	if req != nil {
-		tenant = auth.TenantFrom(req.Context())
+		id, _ = auth.From(req.Context())
+		ctx = req.Context()
 	}
-	return tenantSessions{s: r.s, tenant: tenant}
+	return callerSessions{s: r.s, ctx: ctx, tenant: id.Tenant, user: id.UserID}
 }
 
-type tenantSessions struct {
-	s      *Sessions
-	tenant string
+type callerSessions struct {
+	s            *Sessions
+	ctx          context.Context
+	tenant, user string
 }
 
-func (t tenantSessions) Generate() string { return t.s.issue(t.tenant) }
+func (c callerSessions) Generate() string { return c.s.issue(c.tenant, c.user) }
 
-func (t tenantSessions) Validate(id string) (bool, error) { return t.s.check(t.tenant, id) }
+func (c callerSessions) Validate(id string) (bool, error) {
+	return c.s.check(c.ctx, c.tenant, c.user, id)
+}
 
-func (t tenantSessions) Terminate(id string) (bool, error) {
-	if _, err := t.s.check(t.tenant, id); err != nil {
+func (c callerSessions) Terminate(id string) (bool, error) {
+	if _, err := c.s.check(c.ctx, c.tenant, c.user, id); err != nil {
 		return false, err
 	}
-	t.s.end(id)
-	return false, nil
+	return false, c.s.end(c.ctx, c.tenant, c.user, id)
 }
 
 // sessionGate answers, before mcp-go sees them, the requests the MCP
@@ -178,7 +250,10 @@ func (t tenantSessions) Terminate(id string) (bool, error) {
 //     supported", where mcp-go would call the valid JSON invalid;
 //   - JSON nested deeper than MaxNesting: "nested too deeply", where
 //     encoding/json would fail at 10,000 levels with "not valid json";
-//   - a body over MaxRequestBytes: 413.
+//   - a body over MaxRequestBytes: 413;
+//   - a method other than POST, GET and DELETE: 405, and a GET that does
+//     not accept an event stream (Accept without text/event-stream): 406,
+//     where mcp-go would open a stream anyway.
 //
 // Requests of protocol 2026-07-28 and later, which has no sessions, pass
 // to mcp-go unchanged but for the body checks, and subscriptions/listen,
@@ -215,6 +290,17 @@ func sessionGate(next http.Handler, s *Sessions) http.Handler {
 					fmt.Sprintf("request JSON is nested too deeply (limit %d levels)", MaxNesting))
 				return
 			}
+		}
+		switch r.Method {
+		case http.MethodPost, http.MethodGet, http.MethodDelete:
+		default:
+			w.Header().Set("Allow", "GET, POST, DELETE")
+			http.Error(w, r.Method+" is not a method of the MCP endpoint: send messages with POST, open a stream with GET, end a session with DELETE", http.StatusMethodNotAllowed)
+			return
+		}
+		if r.Method == http.MethodGet && s != nil && !acceptsEventStream(r.Header.Values("Accept")) {
+			http.Error(w, "GET opens an event stream: send Accept: text/event-stream", http.StatusNotAcceptable)
+			return
 		}
 		method, metaVersion := peek(body)
 		if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) || mcp.IsModernProtocol(metaVersion) {
@@ -267,18 +353,49 @@ func sessionGate(next http.Handler, s *Sessions) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ended, err := s.check(auth.TenantFrom(r.Context()), id)
+		caller, _ := auth.From(r.Context())
+		ended, err := s.check(r.Context(), caller.Tenant, caller.UserID, id)
 		switch {
 		case errors.Is(err, errSessionExpired):
 			http.Error(w, "session expired: initialize a new session", http.StatusNotFound)
-		case err != nil:
+		case errors.Is(err, errNoSession):
 			http.Error(w, "no such session: initialize a new session", http.StatusNotFound)
+		case err != nil:
+			http.Error(w, "could not check the session, retrying may help: "+err.Error(), http.StatusServiceUnavailable)
 		case ended:
 			http.Error(w, "session ended: initialize a new session", http.StatusNotFound)
 		default:
 			next.ServeHTTP(w, r)
 		}
 	})
+}
+
+// acceptsEventStream reports whether Accept headers admit
+// text/event-stream (a missing header admits anything).
+func acceptsEventStream(values []string) bool {
+	if len(values) == 0 {
+		return true
+	}
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			media, params, _ := strings.Cut(part, ";")
+			media = strings.ToLower(strings.TrimSpace(media))
+			if media != "text/event-stream" && media != "text/*" && media != "*/*" {
+				continue
+			}
+			refused := false
+			for p := range strings.SplitSeq(params, ";") {
+				if k, q, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(k, "q") {
+					f, err := strconv.ParseFloat(strings.TrimSpace(q), 64)
+					refused = err == nil && f == 0
+				}
+			}
+			if !refused {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // peek reads what the gate needs of a POST body, in one decoding: the

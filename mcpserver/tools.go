@@ -38,6 +38,8 @@ type tools struct {
 	b   Backend
 	log *slog.Logger
 	loc *time.Location // of times without a zone
+	// screen reads every text of an episode before an agent is shown it.
+	screen memory.Screener
 }
 
 type handler func(ctx context.Context, tenant string, a args) (any, string, error)
@@ -332,10 +334,7 @@ func (t *tools) recall(ctx context.Context, tenant string, a args) (any, string,
 	if q.MaxTokens, err = a.integer("max_tokens", 0, 50, 20000); err != nil {
 		return nil, "", err
 	}
-	if q.UserID, err = userArg(ctx, a); err != nil {
-		return nil, "", err
-	}
-	if q.AgentID, err = a.str("agent_id", false); err != nil {
+	if q.UserID, q.AgentID, err = actFor(ctx, a); err != nil {
 		return nil, "", err
 	}
 	if q.Project, err = a.str("project", false); err != nil {
@@ -362,7 +361,7 @@ func (t *tools) recall(ctx context.Context, tenant string, a args) (any, string,
 		if err != nil {
 			return nil, "", err
 		}
-		out.addSessions(cmp.Or(p.Name, p.ID), eps, q.MaxTokens)
+		out.addSessions(t.screen, cmp.Or(p.Name, p.ID), eps, q.MaxTokens)
 	}
 	return out, out.Context, nil
 }
@@ -398,14 +397,13 @@ func (t *tools) store(ctx context.Context, tenant string, a args) (any, string, 
 	if r.Scope, err = a.str("scope", false); err != nil {
 		return nil, "", err
 	}
-	if r.UserID, err = userArg(ctx, a); err != nil {
+	if r.UserID, r.AgentID, err = actFor(ctx, a); err != nil {
 		return nil, "", err
 	}
-	if r.AgentID, err = a.str("agent_id", false); err != nil {
+	if scope, err := memory.ParseScope(r.Scope, r.UserID, r.AgentID); err != nil {
 		return nil, "", err
-	}
-	if scope := memory.Scope(strings.TrimSpace(r.Scope)); auth.UserFrom(ctx) != "" && scope.Kind() == memory.ScopeUser && scope.Owner() != "" && scope.Owner() != auth.UserFrom(ctx) {
-		return nil, "", badArg("scope %q: this token acts for user %q only", r.Scope, auth.UserFrom(ctx))
+	} else if err := auth.CheckScope(ctx, scope); err != nil {
+		return nil, "", err
 	}
 	if r.RequestID, err = a.str("request_id", false); err != nil {
 		return nil, "", err
@@ -445,7 +443,7 @@ func (t *tools) logEvent(ctx context.Context, tenant string, a args) (any, strin
 	if r.Error, err = a.str("error", false); err != nil {
 		return nil, "", err
 	}
-	if r.UserID, err = userArg(ctx, a); err != nil {
+	if r.UserID, _, err = actFor(ctx, a); err != nil {
 		return nil, "", err
 	}
 	if r.TS, err = a.time("ts", t.loc); err != nil {
@@ -495,7 +493,7 @@ func (t *tools) endSession(ctx context.Context, tenant string, a args) (any, str
 		return nil, "", err
 	}
 	r.Outcome = memory.Outcome(strings.ToLower(outcome))
-	if r.UserID, err = userArg(ctx, a); err != nil {
+	if r.UserID, _, err = actFor(ctx, a); err != nil {
 		return nil, "", err
 	}
 	if r.Agent, err = a.str("agent", false); err != nil {
@@ -574,7 +572,7 @@ func (t *tools) feedback(ctx context.Context, tenant string, a args) (any, strin
 		return nil, "", err
 	}
 	for _, id := range ids {
-		if err := t.visible(ctx, tenant, id); err != nil {
+		if err := t.b.Authorize(ctx, tenant, auth.Action{Kind: auth.ChangeMemory, ID: id}); err != nil {
 			return nil, "", err
 		}
 	}
@@ -609,7 +607,7 @@ func (t *tools) correct(ctx context.Context, tenant string, a args) (any, string
 	if strings.TrimSpace(content) == "" && !outdated {
 		return nil, "", badArg("give the corrected content, or outdated=true")
 	}
-	if err := t.visible(ctx, tenant, id); err != nil {
+	if err := t.b.Authorize(ctx, tenant, auth.Action{Kind: auth.ChangeMemory, ID: id}); err != nil {
 		return nil, "", err
 	}
 	requestID, err := a.str("request_id", false)
@@ -649,18 +647,15 @@ func (t *tools) forget(ctx context.Context, tenant string, a args) (any, string,
 	if given != 1 {
 		return nil, "", badArg("give exactly one of memory_id, session_id, user_id")
 	}
-	if bound := auth.UserFrom(ctx); bound != "" {
-		// A token bound to a user forgets that user's data only.
-		switch {
-		case in.UserID != "" && in.UserID != bound:
-			return nil, "", badArg("user_id %q: this token acts for user %q only", in.UserID, bound)
-		case len(in.MemoryIDs) > 0:
-			if err := t.own(ctx, tenant, in.MemoryIDs[0], bound); err != nil {
-				return nil, "", err
-			}
-		case len(in.SessionIDs) > 0:
-			return nil, "", badArg("this token acts for user %q: forget by memory_id, or everything of the user with user_id", bound)
-		}
+	act := auth.Action{Kind: auth.ForgetUser, ID: in.UserID}
+	switch {
+	case len(in.MemoryIDs) > 0:
+		act = auth.Action{Kind: auth.ForgetMemory, ID: in.MemoryIDs[0]}
+	case len(in.SessionIDs) > 0:
+		act = auth.Action{Kind: auth.ForgetSession, ID: in.SessionIDs[0]}
+	}
+	if err := t.b.Authorize(ctx, tenant, act); err != nil {
+		return nil, "", err
 	}
 	r, err := t.b.Forget(ctx, in)
 	if err != nil {
@@ -676,7 +671,7 @@ func (t *tools) history(ctx context.Context, tenant string, a args) (any, string
 	if err != nil {
 		return nil, "", err
 	}
-	if err := t.visible(ctx, tenant, id); err != nil {
+	if err := t.b.Authorize(ctx, tenant, auth.Action{Kind: auth.ReadMemory, ID: id}); err != nil {
 		return nil, "", err
 	}
 	h, err := t.b.History(ctx, tenant, id)
@@ -695,78 +690,27 @@ func (t *tools) stats(ctx context.Context, tenant string, a args) (any, string, 
 	if err != nil {
 		return nil, "", err
 	}
-	if bound := auth.UserFrom(ctx); bound != "" {
+	if id, _ := auth.From(ctx); id.Bound() {
 		// Counts are the tenant's; no other user's memory text is shown.
 		st.TopRecalled = slices.DeleteFunc(st.TopRecalled, func(r service.RecallCount) bool {
-			return !memory.InScopes(r.Scope, memory.Visible(bound, ""))
+			return !id.Viewer().SeesScope(r.Scope)
 		})
 	}
 	text := statsText(st)
 	return st, text, nil
 }
 
-// userArg is the user_id argument, or the user the caller's token is bound
-// to: such a token acts for that user only, and naming another is an error.
-func userArg(ctx context.Context, a args) (string, error) {
-	v, err := a.str("user_id", false)
-	if err != nil {
-		return "", err
+// actFor reads the user_id and agent_id arguments, resolved against the
+// caller's token (auth.ActFor): a token bound to a user acts for that user
+// only, and as the agents it lists only.
+func actFor(ctx context.Context, a args) (user, agent string, err error) {
+	if user, err = a.str("user_id", false); err != nil {
+		return "", "", err
 	}
-	v = strings.TrimSpace(v)
-	bound := auth.UserFrom(ctx)
-	switch {
-	case bound == "":
-		return v, nil
-	case v != "" && v != bound:
-		return "", badArg("user_id %q: this token acts for user %q only; leave user_id out or give %q", v, bound, bound)
+	if agent, err = a.str("agent_id", false); err != nil {
+		return "", "", err
 	}
-	return bound, nil
-}
-
-// scopeOf is the scope of a stored memory.
-func (t *tools) scopeOf(ctx context.Context, tenant, id string) (memory.Scope, error) {
-	h, err := t.b.History(ctx, tenant, id)
-	if err != nil {
-		return "", err
-	}
-	if len(h.Versions) == 0 {
-		return "", memory.NotFoundf("memory", "memory %s not found", id)
-	}
-	return h.Versions[len(h.Versions)-1].Scope.Norm(), nil
-}
-
-// visible checks that a caller bound to a user may see memory id: it is
-// shared or theirs. Another user's memory is reported as not found, so a
-// bound token learns nothing of it.
-func (t *tools) visible(ctx context.Context, tenant, id string) error {
-	bound := auth.UserFrom(ctx)
-	if bound == "" {
-		return nil
-	}
-	s, err := t.scopeOf(ctx, tenant, id)
-	if err != nil {
-		return err
-	}
-	if !memory.InScopes(s, memory.Visible(bound, "")) {
-		return memory.NotFoundf("memory", "memory %s not found", id)
-	}
-	return nil
-}
-
-// own checks that a caller bound to a user owns memory id (it is in their
-// scope): shared memories are the team's to forget.
-func (t *tools) own(ctx context.Context, tenant, id, bound string) error {
-	if err := t.visible(ctx, tenant, id); err != nil {
-		return err
-	}
-	s, err := t.scopeOf(ctx, tenant, id)
-	if err != nil {
-		return err
-	}
-	if s != memory.UserScope(bound) {
-		return badArg("memory %s is team knowledge (scope %s); this token may forget only user %q's memories", id, s, bound)
-	}
-	return nil
+	return auth.ActFor(ctx, strings.TrimSpace(user), strings.TrimSpace(agent))
 }
 
 // statsText says what memory holds, for people: "204 memories (198 live,

@@ -24,6 +24,11 @@ type EventLog interface {
 	// SessionEventCount is how many events of the session are stored: the
 	// length of SessionEvents, without reading the events.
 	SessionEventCount(ctx context.Context, tenant, sessionID string) (int, error)
+	// SessionUsers are the distinct user IDs the session's events carry,
+	// sorted, "" for events of no user: whose the session is (a session
+	// belongs to the user who first wrote to it, and no other user may
+	// write to it). An unknown session has none.
+	SessionUsers(ctx context.Context, tenant, sessionID string) ([]string, error)
 	// Sessions returns the IDs of the tenant's sessions that have events of
 	// userID (of any user when userID is empty), sorted. Forgetting a user
 	// starts here.

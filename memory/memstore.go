@@ -99,6 +99,20 @@ func (s *MemStore) SessionEventCount(ctx context.Context, tenant, sessionID stri
 	return n, nil
 }
 
+// SessionUsers implements EventLog.
+func (s *MemStore) SessionUsers(ctx context.Context, tenant, sessionID string) ([]string, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := []string{}
+	for _, e := range s.events[tenant] {
+		if e.SessionID == sessionID && !slices.Contains(out, e.UserID) {
+			out = append(out, e.UserID)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // Sessions implements EventLog.
 func (s *MemStore) Sessions(ctx context.Context, tenant, userID string) ([]string, error) {
 	s.mu.RLock()

@@ -35,3 +35,20 @@ type Screener interface {
 	// calls it injected.
 	Screen(text string) (injected, instructionLike bool)
 }
+
+// Withheld is what an agent is shown in place of a text that reads as an
+// instruction to it (Injected): an episode's task, step, failure or
+// feedback, a resource's text. A person sees the text itself, marked, in
+// the console.
+const Withheld = "[withheld: this text reads as an instruction to the agent, not as a record of the work; a person can review it in the memory console]"
+
+// ForAgent is text as an agent may be shown it: as it is, or Withheld
+// when s reads it as an injection. Text that comes from tools and users (a
+// failing tool's output becomes a failure's cause) reaches the next
+// session's context only through it.
+func ForAgent(s Screener, text string) string {
+	if injected, _ := s.Screen(text); injected {
+		return Withheld
+	}
+	return text
+}

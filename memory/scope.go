@@ -97,11 +97,53 @@ func (s Scope) Label() string {
 	return "team knowledge"
 }
 
-// VisibleTo reports whether a caller acting for userID may see the
-// episode: one bound to a user sees that user's sessions and those of no
-// user, never another user's; one acting for the tenant ("") sees all.
-func (ep Episode) VisibleTo(userID string) bool {
-	return userID == "" || ep.UserID == "" || ep.UserID == userID
+// Viewer is whom something of a tenant is shown to. It is the one rule of
+// every path that shows a memory, an episode or an episode's task (recall
+// and its provenance, recent sessions, resources, prompts, the console,
+// export): a viewer acting for a user sees the shared space, that user's
+// memories and sessions, and the private spaces of the agents it acts as;
+// one acting for nobody (UserID "") sees the shared space and the sessions
+// of no user; only a viewer with the tenant's authority (All: an operator,
+// the console of a tenant-wide token) sees everything.
+type Viewer struct {
+	UserID string
+	Agents []string
+	All    bool
+}
+
+// Scopes are the memory scopes v sees, nil for every scope (as InScopes
+// reads it).
+func (v Viewer) Scopes() []Scope {
+	if v.All {
+		return nil
+	}
+	out := Visible(v.UserID, "")
+	for _, a := range v.Agents {
+		if a != "" {
+			out = append(out, AgentScope(a))
+		}
+	}
+	return out
+}
+
+// SeesScope reports whether v sees memories of scope s.
+func (v Viewer) SeesScope(s Scope) bool { return v.All || InScopes(s, v.Scopes()) }
+
+// SeesEpisode reports whether v sees an episode: the sessions of no user
+// and of v's user. A typical episode belongs to its members' user (they
+// are clustered within one user), so the same rule holds for it.
+func (v Viewer) SeesEpisode(ep Episode) bool {
+	return v.All || ep.UserID == "" || ep.UserID == v.UserID
+}
+
+// ActingFor is the viewer of a request made for userID and agentID ("" for
+// none): what recall and the MCP paths show.
+func ActingFor(userID, agentID string) Viewer {
+	v := Viewer{UserID: userID}
+	if agentID != "" {
+		v.Agents = []string{agentID}
+	}
+	return v
 }
 
 // Visible is the set of scopes a caller acting for userID and agentID may

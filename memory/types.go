@@ -512,4 +512,8 @@ type EpisodeRef struct {
 	// Expired is set when the episode is no longer stored: its events and
 	// episode passed their retention, and the memory outlived them.
 	Expired bool `json:"expired,omitempty"`
+	// Withheld is set when the episode is another user's session, which
+	// the caller does not see (Viewer.SeesEpisode): the reference is its
+	// ID alone.
+	Withheld bool `json:"withheld,omitempty"`
 }

@@ -33,6 +33,10 @@ type Metrics struct {
 	llmCalls      *prometheus.CounterVec
 	llmSeconds    *prometheus.HistogramVec
 	llmTokens     *prometheus.CounterVec
+
+	consoleSnapshots         prometheus.Gauge
+	consoleSnapshotBytes     prometheus.Gauge
+	consoleSnapshotEvictions prometheus.Counter
 }
 
 // New returns metrics registered in a fresh registry, together with the Go
@@ -75,12 +79,25 @@ func New() *Metrics {
 			Namespace: Namespace, Name: "llm_tokens_total",
 			Help: "LLM tokens by pipeline stage and direction (prompt, completion).",
 		}, []string{"stage", "direction"}),
+		consoleSnapshots: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: Namespace, Name: "console_snapshots",
+			Help: "Overview snapshots the memory console keeps (one per tenant and user).",
+		}),
+		consoleSnapshotBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: Namespace, Name: "console_snapshot_bytes",
+			Help: "Estimated size of the memory console's overview snapshots, bounded by the console's limit.",
+		}),
+		consoleSnapshotEvictions: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "console_snapshot_evictions_total",
+			Help: "Overview snapshots the memory console evicted, least recently used first, to stay within its limits.",
+		}),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.recallSeconds, m.recallResults, m.recallErrors, m.usageDropped,
 		m.workflows, m.llmCalls, m.llmSeconds, m.llmTokens,
+		m.consoleSnapshots, m.consoleSnapshotBytes, m.consoleSnapshotEvictions,
 	)
 	return m
 }
@@ -148,6 +165,19 @@ func (m *Metrics) LLMCall(stage memory.Stage, model string, took time.Duration, 
 	}
 	if usage.CompletionTokens > 0 {
 		m.llmTokens.WithLabelValues(st, "completion").Add(float64(usage.CompletionTokens))
+	}
+}
+
+// ConsoleSnapshots reports the memory console's overview cache: how many
+// snapshots it holds, their estimated size, and how many it just evicted.
+func (m *Metrics) ConsoleSnapshots(entries int, bytes int64, evicted int) {
+	if m == nil {
+		return
+	}
+	m.consoleSnapshots.Set(float64(entries))
+	m.consoleSnapshotBytes.Set(float64(bytes))
+	if evicted > 0 {
+		m.consoleSnapshotEvictions.Add(float64(evicted))
 	}
 }
 

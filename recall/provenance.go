@@ -25,18 +25,34 @@ type episodeCache struct {
 type cachedEpisode struct {
 	key     string
 	ref     memory.EpisodeRef
+	userID  string // whose session it was, for the caller's view of it
 	fetched time.Time
+}
+
+// sourceRef is a source episode's provenance with the user whose session
+// it was, which decides who may see it.
+type sourceRef struct {
+	ref    memory.EpisodeRef
+	userID string
+}
+
+// as is the provenance v is shown: another user's session is its ID alone.
+func (s sourceRef) as(v memory.Viewer) memory.EpisodeRef {
+	if !v.SeesEpisode(memory.Episode{UserID: s.userID}) {
+		return memory.EpisodeRef{ID: s.ref.ID, Withheld: true}
+	}
+	return s.ref
 }
 
 func newEpisodeCache(store memory.EpisodeStore, size int, ttl time.Duration) *episodeCache {
 	return &episodeCache{store: store, size: size, ttl: ttl, items: map[string]*list.Element{}, lru: list.New()}
 }
 
-// refs returns the provenance of ids, in order, looking the missing ones up
-// in one batched call. An episode the store does not know (forgotten, or no
-// store configured) is returned with its ID only.
-func (c *episodeCache) refs(ctx context.Context, tenant string, ids []string) (map[string]memory.EpisodeRef, error) {
-	out := make(map[string]memory.EpisodeRef, len(ids))
+// refs returns the provenance of ids, with the user of each, looking the
+// missing ones up in one batched call. An episode the store does not know
+// (forgotten, or no store configured) is returned with its ID only.
+func (c *episodeCache) refs(ctx context.Context, tenant string, ids []string) (map[string]sourceRef, error) {
+	out := make(map[string]sourceRef, len(ids))
 	var missing []string
 	now := time.Now()
 	c.mu.Lock()
@@ -46,10 +62,11 @@ func (c *episodeCache) refs(ctx context.Context, tenant string, ids []string) (m
 		}
 		if el, ok := c.items[tenant+"\x00"+id]; ok && now.Sub(el.Value.(*cachedEpisode).fetched) < c.ttl {
 			c.lru.MoveToFront(el)
-			out[id] = el.Value.(*cachedEpisode).ref
+			ce := el.Value.(*cachedEpisode)
+			out[id] = sourceRef{ce.ref, ce.userID}
 			continue
 		}
-		out[id] = memory.EpisodeRef{ID: id}
+		out[id] = sourceRef{ref: memory.EpisodeRef{ID: id}}
 		missing = append(missing, id)
 	}
 	c.mu.Unlock()
@@ -63,16 +80,16 @@ func (c *episodeCache) refs(ctx context.Context, tenant string, ids []string) (m
 	if err != nil {
 		return out, errorf("recall: source episodes", err)
 	}
-	found := make(map[string]memory.EpisodeRef, len(eps))
+	found := make(map[string]sourceRef, len(eps))
 	for _, ep := range eps {
-		found[ep.ID] = memory.EpisodeRef{ID: ep.ID, SessionID: ep.SessionID, Task: ep.Task, Outcome: ep.Outcome, EndedAt: ep.EndedAt}
+		found[ep.ID] = sourceRef{memory.EpisodeRef{ID: ep.ID, SessionID: ep.SessionID, Task: ep.Task, Outcome: ep.Outcome, EndedAt: ep.EndedAt}, ep.UserID}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, id := range missing {
 		ref, ok := found[id]
 		if !ok {
-			ref = memory.EpisodeRef{ID: id, Expired: true}
+			ref = sourceRef{ref: memory.EpisodeRef{ID: id, Expired: true}}
 		}
 		out[id] = ref
 		c.put(tenant+"\x00"+id, ref, now)
@@ -80,13 +97,13 @@ func (c *episodeCache) refs(ctx context.Context, tenant string, ids []string) (m
 	return out, nil
 }
 
-func (c *episodeCache) put(key string, ref memory.EpisodeRef, at time.Time) {
+func (c *episodeCache) put(key string, ref sourceRef, at time.Time) {
 	if el, ok := c.items[key]; ok {
-		el.Value = &cachedEpisode{key, ref, at}
+		el.Value = &cachedEpisode{key, ref.ref, ref.userID, at}
 		c.lru.MoveToFront(el)
 		return
 	}
-	c.items[key] = c.lru.PushFront(&cachedEpisode{key, ref, at})
+	c.items[key] = c.lru.PushFront(&cachedEpisode{key, ref.ref, ref.userID, at})
 	for c.lru.Len() > c.size {
 		old := c.lru.Back()
 		c.lru.Remove(old)

@@ -642,7 +642,10 @@ func clamp01(x float64) float64 { return min(max(x, 0), 1) }
 
 // decorate adds provenance, event IDs when asked for, and contradiction
 // flags. Provenance is worth less than an answer: lookup failures are
-// logged and the results keep episode IDs only.
+// logged and the results keep episode IDs only. A source episode the
+// caller does not see (another user's session that taught a shared
+// memory) is its ID alone, withheld: its task, session and events are
+// that user's.
 func (e *Engine) decorate(ctx context.Context, q memory.Query, rs []memory.Result, pols []polarity) {
 	var sources []string
 	for _, r := range rs {
@@ -656,11 +659,16 @@ func (e *Engine) decorate(ctx context.Context, q memory.Query, rs []memory.Resul
 	if err != nil {
 		e.deps.Logger.Warn("recall: provenance", "tenant", q.Tenant, "err", err)
 	}
+	viewer := memory.ActingFor(q.UserID, q.AgentID)
 	sessions := map[string][]string{} // session ID → its event IDs, read once
 	for i := range rs {
 		r := &rs[i]
 		for _, s := range r.Memory.Sources {
-			r.Episodes = append(r.Episodes, refs[s])
+			ref, ok := refs[s]
+			if !ok {
+				ref = sourceRef{ref: memory.EpisodeRef{ID: s}}
+			}
+			r.Episodes = append(r.Episodes, ref.as(viewer))
 		}
 		if q.WithEvents {
 			r.EventIDs = e.eventIDs(ctx, q.Tenant, r, sessions)

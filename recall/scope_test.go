@@ -1,10 +1,13 @@
 package recall
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hindsight-memory/hindsight/memory"
 )
@@ -90,5 +93,66 @@ func TestRecallNeverCrossesUsers(t *testing.T) {
 	resp := e.recall(t, memory.Query{Tenant: tenant, Text: "contact by email", UserID: "cust-03", TopK: 20})
 	if !strings.Contains(resp.Text, "about this user") || !strings.Contains(resp.Text, "team knowledge") {
 		t.Fatalf("the block does not label scopes:\n%s", resp.Text)
+	}
+}
+
+// Reproduction: a shared lesson learned from alice's session carried that
+// session's task in recall's source references, so bob's recall returned
+// "Refund order A-777 for Alice …". Another user's session is now its ID
+// alone, withheld, on both paths, with no events; alice, and a caller of
+// the session's no-user kind, see what they saw.
+func TestProvenanceShowsNoOtherUsersSession(t *testing.T) {
+	for _, path := range []string{"cached", "stateless"} {
+		t.Run(path, func(t *testing.T) {
+			stateless = path == "stateless"
+			defer func() { stateless = false }()
+			e := newEnv(t, Config{})
+			ctx := context.Background()
+			sess := func(id, user, task string) string {
+				ep := memory.Episode{ID: memory.EpisodeID("desk", id), Tenant: "desk", SessionID: id, UserID: user, Task: task,
+					Outcome: memory.OutcomeSuccess, Status: memory.EpisodeLive, EndedAt: base.Add(-time.Hour)}
+				if err := e.store.PutEpisode(ctx, ep); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.store.AppendEvents(ctx, []memory.Event{{ID: "ev-" + id, Tenant: "desk", SessionID: id, UserID: user, Role: memory.RoleUser, Content: task, TS: base.Add(-2 * time.Hour)}}); err != nil {
+					t.Fatal(err)
+				}
+				return ep.ID
+			}
+			alice := sess("S-alice", "alice", "Refund order A-777 for Alice Liddell")
+			team := sess("S-team", "", "Close the refund queue for the day")
+			lesson := mem("desk", "refund-lesson", "Refunds over 500 EUR need a second approver in the refund tool.", time.Hour)
+			lesson.Sources = []string{alice, team}
+			e.write(t, lesson)
+
+			for _, c := range []struct {
+				user      string
+				seesAlice bool
+			}{{"bob", false}, {"", false}, {"alice", true}} {
+				r := e.recall(t, memory.Query{Tenant: "desk", Text: "refunds second approver", UserID: c.user, WithEvents: true})
+				if len(r.Results) != 1 {
+					t.Fatalf("%q: results %v", c.user, ids(r))
+				}
+				res := r.Results[0]
+				refs := map[string]memory.EpisodeRef{}
+				for _, ref := range res.Episodes {
+					refs[ref.ID] = ref
+				}
+				a, tm := refs[alice], refs[team]
+				if tm.Task == "" || tm.Withheld {
+					t.Errorf("%q: the session of no user is withheld: %+v", c.user, tm)
+				}
+				if c.seesAlice {
+					if a.Task == "" || a.Withheld || !slices.Contains(res.EventIDs, "ev-S-alice") {
+						t.Errorf("alice does not see her own session: %+v, events %v", a, res.EventIDs)
+					}
+					continue
+				}
+				if !a.Withheld || a.Task != "" || a.SessionID != "" || slices.Contains(res.EventIDs, "ev-S-alice") ||
+					strings.Contains(r.Text, "Alice Liddell") || strings.Contains(fmt.Sprint(res), "Alice Liddell") {
+					t.Errorf("%q sees alice's session: %+v, events %v\n%s", c.user, a, res.EventIDs, r.Text)
+				}
+			}
+		})
 	}
 }

@@ -337,7 +337,8 @@ func (s *Service) Episode(ctx context.Context, tenant, id string) (memory.Episod
 }
 
 // RecentSessions are the latest sessions in a project, newest first,
-// without other users' sessions when userID is set: those of the
+// that a caller acting for userID sees (memory.ActingFor: theirs and
+// those of no user; without a user, only those of no user): those of the
 // repository's identity, and those stored before episodes had one that
 // carry its name as an entity. A project given by a directory git could
 // not read, or by name alone, is found by the identity and by the name:
@@ -370,9 +371,10 @@ func (s *Service) RecentSessions(ctx context.Context, tenant string, p memory.Pr
 	}
 	slices.SortStableFunc(eps, func(a, b memory.Episode) int { return b.EndedAt.Compare(a.EndedAt) })
 	out := eps[:0]
+	viewer := memory.ActingFor(userID, "")
 	seen := map[string]bool{}
 	for _, ep := range eps {
-		if ep.VisibleTo(userID) && len(out) < n && !seen[ep.ID] {
+		if viewer.SeesEpisode(ep) && len(out) < n && !seen[ep.ID] {
 			seen[ep.ID] = true
 			out = append(out, ep)
 		}

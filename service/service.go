@@ -129,6 +129,9 @@ func (s *Service) Log(ctx context.Context, tenant string, r LogRequest) (memory.
 	}
 	e := t.Events[0]
 	e.Seq, e.ID = 0, memory.LoggedEventID(tenant, r.SessionID, r.EventID, now)
+	if e.UserID, err = s.sessionWriter(ctx, tenant, r.SessionID, r.UserID); err != nil {
+		return memory.Event{}, err
+	}
 	if err := s.store.AppendEvents(ctx, []memory.Event{e}); err != nil {
 		return memory.Event{}, err
 	}
@@ -212,6 +215,16 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 			return EndResponse{}, err
 		}
 		t.Outcome = outcome
+	}
+	user, err := s.sessionWriter(ctx, tenant, r.SessionID, r.UserID)
+	if err != nil {
+		return EndResponse{}, err
+	}
+	if user != r.UserID {
+		r.UserID = user
+		for i := range t.Events {
+			t.Events[i].UserID = user
+		}
 	}
 	// How many events are stored is all this needs of them: the
 	// distillation reads the transcript itself.

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/hindsight-memory/hindsight/httpguard"
 	"github.com/hindsight-memory/hindsight/payloadcodec"
 )
 
@@ -70,13 +71,25 @@ access control: whoever reaches it can decrypt.`, "HINDSIGHT_PAYLOAD_KEY")
 		}
 		codec.ServeHTTP(w, r)
 	})
-	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	ln, err := listen(*addr, "the codec server", "--addr")
+	if err != nil {
+		return err
+	}
+	// The Host it answers for is its own (and HINDSIGHT_ALLOWED_HOSTS),
+	// and the one browser origin it serves is the Temporal UI's.
+	guard, err := httpguard.New(httpguard.Config{Listen: ln.Addr().String(), Hosts: httpguard.List(os.Getenv("HINDSIGHT_ALLOWED_HOSTS")),
+		Origins: []string{*origin}, TrustedProxies: httpguard.List(os.Getenv("HINDSIGHT_TRUSTED_PROXIES"))})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv := &http.Server{Handler: guard.Wrap(h), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		srv.Close()
 	}()
-	fmt.Fprintf(out, "codec server on http://%s (POST /encode, /decode)\n", *addr)
-	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+	fmt.Fprintf(out, "codec server on http://%s (POST /encode, /decode)\n", ln.Addr())
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -263,10 +264,20 @@ func TestConsoleTenantsAndCSRF(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b), resp.Header
 	}
+	// The sign-in form carries a CSRF token bound to the browser's cookie.
+	signinCSRF := func(c *http.Client) string {
+		t.Helper()
+		_, body, _ := get(c, "/signin")
+		m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("the sign-in form has no CSRF token:\n%s", body)
+		}
+		return m[1]
+	}
 	signIn := func(token string) *http.Client {
 		t.Helper()
 		c := browser()
-		resp, err := c.PostForm(base+"/signin", url.Values{"token": {token}, "next": {"/ui/memories"}})
+		resp, err := c.PostForm(base+"/signin", url.Values{"token": {token}, "next": {"/ui/memories"}, "csrf": {signinCSRF(c)}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -289,8 +300,28 @@ func TestConsoleTenantsAndCSRF(t *testing.T) {
 		t.Errorf("a memory without a session: %d", code)
 	}
 	c := browser()
-	if resp, err := c.PostForm(base+"/signin", url.Values{"token": {"not-a-real-token-at-all"}}); err != nil || resp.StatusCode != http.StatusUnauthorized {
+	if resp, err := c.PostForm(base+"/signin", url.Values{"token": {"not-a-real-token-at-all"}, "csrf": {signinCSRF(c)}}); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a wrong token: %v %v", err, resp.StatusCode)
+	}
+	if resp, err := browser().PostForm(base+"/signin", url.Values{"token": {"acme-token-0123456789"}}); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a sign-in without the console's form (login CSRF): %v %v, want 403", err, resp.StatusCode)
+	}
+	// Reproduction: a DNS-rebinding page reached the console (every
+	// memory, episode and decision), the MCP endpoint and the metrics
+	// with its own name as the Host. Every path of the listener answers
+	// 421 for a Host it does not serve.
+	_, port, _ := net.SplitHostPort(st.http.Addr())
+	for _, path := range []string{"/ui/memories", "/ui/episodes", "/ui/decisions", "/ui/signin", "/mcp", "/metrics", "/healthz"} {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+st.http.Addr()+path, nil)
+		req.Host = "attacker.example:" + port
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMisdirectedRequest {
+			t.Errorf("GET %s with Host attacker.example: %d, want 421", path, resp.StatusCode)
+		}
 	}
 
 	globex := signIn("globex-token-0123456789")

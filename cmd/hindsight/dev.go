@@ -101,7 +101,7 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 	if err := checkListen(o.stack.mcpAddr, o.stack.tokensFile); err != nil {
 		return nil, err
 	}
-	tokens, err := loadTokens(o.stack.tokensFile)
+	tokens, err := loadTokens(o.stack.tokensFile, log)
 	if err != nil {
 		return nil, err
 	}
@@ -197,17 +197,21 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	mcp := mcpserver.New(st.service, mcpserver.Options{Version: version, Logger: log, Location: loc})
+	mcp := mcpserver.New(st.service, mcpserver.Options{Version: version, Logger: log, Location: loc, Screener: st.runtime.Screener})
 	ops := opsMux(readiness{temporal: st.client, store: st.runtime.Store}, m)
 	sessions, err := mcpSessions(ctx, st.runtime.Store)
 	if err != nil {
 		return nil, err
 	}
-	ui, err := consoleHandler(ctx, st.service, st.runtime.Store, tokens, o.stack.tenant, st.temporal.UIAddr(), log)
+	guard, err := guardFor(mcpLn.Addr().String())
 	if err != nil {
 		return nil, err
 	}
-	st.http = serveHTTP(mcpLn, "the MCP server", mcpMux(mcp, tokens, o.stack.tenant, sessions, ops, ui), log)
+	ui, err := consoleHandler(ctx, st.service, st.runtime, tokens, guard, o.stack.tenant, st.temporal.UIAddr(), m, log)
+	if err != nil {
+		return nil, err
+	}
+	st.http = serveHTTP(mcpLn, "the MCP server", guard, mcpMux(mcp, tokens, o.stack.tenant, sessions, ops, ui), log)
 	st.closers = append(st.closers, st.http.Close)
 
 	if o.clickhouseHTTP != "" && st.runtime.ChDB != nil {
@@ -225,7 +229,12 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 		} else {
 			// The guard answers for the address listened on, which is
 			// the flag's unless it asked for any free port (":0").
-			st.chHTTP = serveHTTP(ln, what, guardSQL(st.runtime.ChDB.Handler(), ln.Addr().String(), token), log)
+			guard, err := sqlGuard(ln.Addr().String())
+			if err != nil {
+				ln.Close()
+				return nil, err
+			}
+			st.chHTTP = serveHTTP(ln, what, guard, guardSQL(st.runtime.ChDB.ReadOnlyHandler(), token), log)
 			st.closers = append(st.closers, st.chHTTP.Close)
 		}
 	}

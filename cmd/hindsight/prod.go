@@ -151,7 +151,7 @@ dev server's memory.`, append(stackEnvs, "HINDSIGHT_URL", "HINDSIGHT_TOKEN")...)
 		if err := checkListen(s.mcpAddr, s.tokensFile); err != nil {
 			return err
 		}
-		if tokens, err = loadTokens(s.tokensFile); err != nil {
+		if tokens, err = loadTokens(s.tokensFile, log); err != nil {
 			return err
 		}
 	}
@@ -170,18 +170,25 @@ dev server's memory.`, append(stackEnvs, "HINDSIGHT_URL", "HINDSIGHT_TOKEN")...)
 	if err != nil {
 		return err
 	}
-	srv := mcpserver.New(svc, mcpserver.Options{Version: version, Logger: log, Location: loc})
+	srv := mcpserver.New(svc, mcpserver.Options{Version: version, Logger: log, Location: loc, Screener: rt.Screener})
 	if *transport == "stdio" {
 		return mcpserver.ServeStdio(ctx, srv, s.tenant, os.Stdin, os.Stdout)
 	}
-	ui, err := consoleHandler(ctx, svc, rt.Store, tokens, s.tenant, os.Getenv("TEMPORAL_UI_URL"), log)
+	ln, err := listen(s.mcpAddr, "the MCP server", "--mcp-addr")
 	if err != nil {
 		return err
 	}
-	h, err := listenHTTP(s.mcpAddr, "the MCP server", "--mcp-addr", mcpMux(srv, tokens, s.tenant, nil, opsMux(readiness{temporal: tc, store: rt.Store}, m), ui), log)
+	guard, err := guardFor(ln.Addr().String())
 	if err != nil {
+		ln.Close()
 		return err
 	}
+	ui, err := consoleHandler(ctx, svc, rt, tokens, guard, s.tenant, os.Getenv("TEMPORAL_UI_URL"), m, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	h := serveHTTP(ln, "the MCP server", guard, mcpMux(srv, tokens, s.tenant, nil, opsMux(readiness{temporal: tc, store: rt.Store}, m), ui), log)
 	log.Info("MCP server listening", "url", "http://"+h.Addr()+"/mcp", "console", "http://"+h.Addr()+console.Path+"/")
 	<-ctx.Done()
 	return h.Close()

@@ -16,7 +16,9 @@ import (
 // resources does, with the official Go SDK: the templates, the list of a
 // caller's memories and episodes, a memory's text, versions and sources,
 // an episode, and the recall_context prompt; a token bound to one user
-// sees neither another user's memories nor their sessions.
+// sees neither another user's memories nor their sessions, and a
+// tenant-wide token, which names no user, sees no user's (as
+// memory_recall without a user_id).
 func TestResourcesAndPrompts(t *testing.T) {
 	dir := t.TempDir()
 	st := startTestDevWith(t, filepath.Join(dir, "data"), withTokens(t, dir, "acme 0123456789abcdef-desk\nacme 0123456789abcdef-dana cust-dana\n"))
@@ -64,9 +66,9 @@ func TestResourcesAndPrompts(t *testing.T) {
 		return out
 	}
 	all := listed(desk)
-	for _, want := range []string{mcpserver.MemoryURI(danaPref.MemoryID), mcpserver.MemoryURI(omarPref.MemoryID), mcpserver.EpisodeURI(endDana.EpisodeID), mcpserver.EpisodeURI(endOmar.EpisodeID)} {
-		if !contains(all, want) {
-			t.Errorf("the tenant's resources/list lacks %s: %v", want, all)
+	for _, private := range []string{mcpserver.MemoryURI(danaPref.MemoryID), mcpserver.MemoryURI(omarPref.MemoryID), mcpserver.EpisodeURI(endDana.EpisodeID), mcpserver.EpisodeURI(endOmar.EpisodeID)} {
+		if contains(all, private) {
+			t.Errorf("the tenant-wide token, acting for no user, lists %s: %v", private, all)
 		}
 	}
 	mine := listed(dana)
@@ -87,7 +89,10 @@ func TestResourcesAndPrompts(t *testing.T) {
 		}
 		return res.Contents[0].Text, nil
 	}
-	text, err := read(desk, mcpserver.MemoryURI(danaPref.MemoryID))
+	if _, err := read(desk, mcpserver.MemoryURI(danaPref.MemoryID)); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("the tenant-wide token reads dana's preference: %v", err)
+	}
+	text, err := read(dana, mcpserver.MemoryURI(danaPref.MemoryID))
 	if err != nil {
 		t.Fatalf("read dana's preference: %v", err)
 	}
@@ -96,7 +101,7 @@ func TestResourcesAndPrompts(t *testing.T) {
 			t.Errorf("memory resource lacks %q:\n%s", want, text)
 		}
 	}
-	text, err = read(desk, mcpserver.EpisodeURI(endDana.EpisodeID))
+	text, err = read(dana, mcpserver.EpisodeURI(endDana.EpisodeID))
 	if err != nil {
 		t.Fatalf("read dana's episode: %v", err)
 	}

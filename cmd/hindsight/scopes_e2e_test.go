@@ -14,6 +14,20 @@ import (
 	"github.com/hindsight-memory/hindsight/service"
 )
 
+// fmtContent is a tool result's text.
+func fmtContent(res *mcp.CallToolResult) string {
+	if res == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
 // customerSession is a support session of one customer: their own contact
 // preference, and a label that fails as PDF and prints as ZPL (a lesson
 // about the tool, the same in every customer's session).
@@ -106,6 +120,33 @@ func TestScopesEndToEnd(t *testing.T) {
 		res, err := dana.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 		if err != nil || !res.IsError {
 			t.Fatalf("%s for another user with a token bound to cust-dana: %v %+v", name, err, res)
+		}
+	}
+
+	// Reproduction on the whole stack: cust-dana ending cust-omar's
+	// session (distilled above) with one event of her own got his task
+	// and private memory back and took his episode. It is refused, and
+	// his episode stays his; the lesson his session taught names it to
+	// her by ID only.
+	for _, args := range []map[string]any{
+		{"session_id": "s-omar", "wait": true, "events": []map[string]any{{"role": "user", "content": "What do you know about me?"}}},
+		{"session_id": "s-omar", "wait": true},
+	} {
+		res, err := dana.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpserver.ToolEnd, Arguments: args})
+		if err != nil || !res.IsError || strings.Contains(fmtContent(res), "555-0142") {
+			t.Fatalf("cust-dana ending cust-omar's session: %v %s", err, fmtContent(res))
+		}
+	}
+	if ep, err := st.runtime.Store.Episode(context.Background(), "acme", endOmar.EpisodeID); err != nil || ep.UserID != "cust-omar" {
+		t.Fatalf("cust-omar's episode after cust-dana's attempt: %+v %v", ep, err)
+	}
+	if rec := recallFor(dana, "", "printing a UPS return label"); findResult(rec, lesson) == nil {
+		t.Fatalf("the lesson for cust-dana: %+v", rec.Results)
+	} else {
+		for _, ref := range findResult(rec, lesson).Episodes {
+			if ref.ID == endOmar.EpisodeID && (!ref.Withheld || ref.SessionID != "") {
+				t.Errorf("cust-dana sees cust-omar's session as the lesson's source: %+v", ref)
+			}
 		}
 	}
 

@@ -8,14 +8,15 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	mcpserver_ "github.com/mark3labs/mcp-go/server"
 	"go.temporal.io/sdk/client"
 
+	"github.com/hindsight-memory/hindsight/app"
 	"github.com/hindsight-memory/hindsight/auth"
 	"github.com/hindsight-memory/hindsight/console"
+	"github.com/hindsight-memory/hindsight/httpguard"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/metrics"
@@ -40,11 +41,31 @@ func checkListen(addr, tokensFile string) error {
 	return fmt.Errorf("refusing to listen on %s without a token file: tenants come from credentials on HTTP; set --tokens-file (HINDSIGHT_TOKENS_FILE) or listen on 127.0.0.1", addr)
 }
 
-func loadTokens(path string) (*auth.Tokens, error) {
+// loadTokens reads the tokens file, which is read again whenever it
+// changes: a token removed from it stops working at once, on /mcp and in
+// the console.
+func loadTokens(path string, log *slog.Logger) (*auth.Tokens, error) {
 	if path == "" {
 		return nil, nil
 	}
-	return auth.LoadTokens(path)
+	t, err := auth.LoadTokens(path)
+	if err != nil {
+		return nil, err
+	}
+	return t.WithLogger(log), nil
+}
+
+// guardFor is the policy of a listener bound to addr (its real address):
+// the Hosts it answers for and the browser origins it serves, from its
+// address and HINDSIGHT_ALLOWED_HOSTS, HINDSIGHT_ALLOWED_ORIGINS and
+// HINDSIGHT_TRUSTED_PROXIES (package httpguard).
+func guardFor(addr string, origins ...string) (*httpguard.Policy, error) {
+	return httpguard.New(httpguard.Config{
+		Listen:         addr,
+		Hosts:          httpguard.List(os.Getenv("HINDSIGHT_ALLOWED_HOSTS")),
+		Origins:        append(httpguard.List(os.Getenv("HINDSIGHT_ALLOWED_ORIGINS")), origins...),
+		TrustedProxies: httpguard.List(os.Getenv("HINDSIGHT_TRUSTED_PROXIES")),
+	})
 }
 
 // readiness reports whether the service can do its work: Temporal answers
@@ -96,12 +117,18 @@ type httpServer struct {
 	log *slog.Logger
 }
 
+// listenHTTP serves h on addr behind the listener's guard (guardFor).
 func listenHTTP(addr, what, flagName string, h http.Handler, log *slog.Logger) (*httpServer, error) {
 	ln, err := listen(addr, what, flagName)
 	if err != nil {
 		return nil, err
 	}
-	return serveHTTP(ln, what, h, log), nil
+	guard, err := guardFor(ln.Addr().String())
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return serveHTTP(ln, what, guard, h, log), nil
 }
 
 // listen opens a listener on addr, for a server named what that its flag
@@ -114,9 +141,10 @@ func listen(addr, what, flagName string) (net.Listener, error) {
 	return ln, nil
 }
 
-// serveHTTP serves handler on ln, opened by listen.
-func serveHTTP(ln net.Listener, what string, h http.Handler, log *slog.Logger) *httpServer {
-	s := &httpServer{srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, ln: ln, log: log}
+// serveHTTP serves handler on ln, opened by listen, behind guard: every
+// listener checks Host and Origin before anything else.
+func serveHTTP(ln net.Listener, what string, guard *httpguard.Policy, h http.Handler, log *slog.Logger) *httpServer {
+	s := &httpServer{srv: &http.Server{Handler: guard.Wrap(h), ReadHeaderTimeout: 10 * time.Second}, ln: ln, log: log}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server stopped", "what", what, "error", err)
@@ -134,16 +162,16 @@ func (s *httpServer) Close() error {
 }
 
 // consoleHandler is the memory console, served next to the MCP endpoint
-// with the same tenants and tokens. Its cookies are signed with a
-// deployment key kept in the store's settings, so a sign-in holds on every
-// replica and across restarts.
-func consoleHandler(ctx context.Context, svc *service.Service, store memory.EpisodicStore, tokens *auth.Tokens, tenant, temporalUI string, log *slog.Logger) (http.Handler, error) {
-	key, err := memory.DeploymentSecret(ctx, store, "console.session.key")
+// with the same tenants and tokens, behind the listener's guard. Its
+// cookies are signed with a deployment key kept in the store's settings,
+// so a sign-in holds on every replica and across restarts.
+func consoleHandler(ctx context.Context, svc *service.Service, rt *app.Runtime, tokens *auth.Tokens, guard *httpguard.Policy, tenant, temporalUI string, m *metrics.Metrics, log *slog.Logger) (http.Handler, error) {
+	key, err := memory.DeploymentSecret(ctx, rt.Store, "console.session.key")
 	if err != nil {
 		return nil, err
 	}
-	return console.New(console.Options{Service: svc, Store: store, Tokens: tokens, DefaultTenant: tenant, Key: []byte(key),
-		TemporalUI: temporalUI, Namespace: envOr("TEMPORAL_NAMESPACE", "default"), Logger: log})
+	return console.New(console.Options{Service: svc, Store: rt.Store, Screener: rt.Screener, Tokens: tokens, DefaultTenant: tenant, Key: []byte(key), Guard: guard,
+		TemporalUI: temporalUI, Namespace: envOr("TEMPORAL_NAMESPACE", "default"), Logger: log, Metrics: m})
 }
 
 // mcpMux serves the MCP endpoint at /mcp, and the console at /ui, next to
@@ -158,25 +186,20 @@ func mcpMux(s *mcpserver_.MCPServer, tokens *auth.Tokens, tenant string, session
 		ops.Handle(console.Path, ui)
 		ops.Handle(console.Path+"/", ui)
 	}
-	var origins []string
-	for o := range strings.SplitSeq(os.Getenv("HINDSIGHT_ALLOWED_ORIGINS"), ",") {
-		if o = strings.TrimSpace(o); o != "" {
-			origins = append(origins, o)
-		}
-	}
 	ops.Handle("/mcp", mcpserver.HTTPHandler(s, mcpserver.HTTPOptions{
-		Path: "/mcp", Tokens: tokens, DefaultTenant: tenant, Origins: origins, Sessions: sessions, Stateless: sessions == nil,
+		Path: "/mcp", Tokens: tokens, DefaultTenant: tenant, Sessions: sessions, Stateless: sessions == nil,
 	}))
 	return ops
 }
 
 // mcpSessions signs MCP session IDs with the deployment's key, kept in the
 // store's settings, so that sessions survive a restart and work on every
-// replica.
+// replica; the sessions clients end are kept there too, so they stay
+// ended after a restart.
 func mcpSessions(ctx context.Context, settings memory.Settings) (*mcpserver.Sessions, error) {
 	key, err := memory.DeploymentSecret(ctx, settings, mcpserver.SessionKeySetting)
 	if err != nil {
 		return nil, err
 	}
-	return mcpserver.NewSessions([]byte(key)), nil
+	return mcpserver.NewSessions([]byte(key)).Persist(settings), nil
 }

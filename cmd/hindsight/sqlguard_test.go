@@ -15,7 +15,8 @@ import (
 
 // TestDevSQLEndpointRefusesAttacks sends the attacks a web page can make on
 // hindsight dev's loopback ClickHouse endpoint (a cross-origin POST, DNS
-// rebinding with another Host, no credential, a write with the credential)
+// rebinding with another Host, no credential) and those of a holder of the
+// token (a write, behind nested comments too, a file read, INTO OUTFILE),
 // and expects each refused and nothing created; hindsight sql's own reads,
 // with the token from the data directory, still work.
 func TestDevSQLEndpointRefusesAttacks(t *testing.T) {
@@ -36,12 +37,17 @@ func TestDevSQLEndpointRefusesAttacks(t *testing.T) {
 		want   int
 	}{
 		"cross-origin page":    {header: map[string]string{"Origin": "http://evil.example", "X-ClickHouse-Key": token}, body: create, want: http.StatusForbidden},
-		"DNS rebinding":        {header: map[string]string{"X-ClickHouse-Key": token}, host: "evil.example:" + sqlPort, body: create, want: http.StatusForbidden},
+		"DNS rebinding":        {header: map[string]string{"X-ClickHouse-Key": token}, host: "evil.example:" + sqlPort, body: create, want: http.StatusMisdirectedRequest},
 		"no credential":        {body: create, want: http.StatusUnauthorized},
 		"wrong credential":     {header: map[string]string{"X-ClickHouse-Key": "guess"}, body: "SELECT 1", want: http.StatusUnauthorized},
 		"a write":              {header: map[string]string{"X-ClickHouse-Key": token}, body: create, want: http.StatusForbidden},
 		"a write after a read": {header: map[string]string{"X-ClickHouse-Key": token}, body: "SELECT 1; DROP TABLE hindsight.events", want: http.StatusForbidden},
 		"a commented write":    {header: map[string]string{"X-ClickHouse-Key": token}, body: "/* SELECT */ DROP TABLE hindsight.events", want: http.StatusForbidden},
+		// The endpoint is chdb's read-only handler: each bypass found
+		// against it is refused (TestReadOnlyHandlerRefusesEveryBypass).
+		"a write behind nested comments": {header: map[string]string{"X-ClickHouse-Key": token}, body: "/* /* */ SELECT */ " + create, want: http.StatusForbidden},
+		"a file read":                    {header: map[string]string{"X-ClickHouse-Key": token}, body: "SELECT file('/etc/passwd')", want: http.StatusForbidden},
+		"INTO OUTFILE":                   {header: map[string]string{"X-ClickHouse-Key": token}, body: "SELECT 1 INTO OUTFILE '" + filepath.Join(dataDir, "out") + "'", want: http.StatusForbidden},
 	} {
 		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/", strings.NewReader(c.body))
 		for k, v := range c.header {

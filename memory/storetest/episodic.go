@@ -101,6 +101,17 @@ func testEvents(t *testing.T, s memory.EpisodicStore) {
 			t.Fatalf("SessionEventCount(%s) = %d after a retried batch, want %d", session, n, want)
 		}
 	}
+	// Whose a session is: the users its events carry, "" for none.
+	mixed := events(tenant, "s3", 3)
+	mixed[0].UserID, mixed[1].UserID, mixed[2].UserID = "u-2", "", "u-1"
+	must(t, s.AppendEvents(ctx, mixed))
+	for session, want := range map[string][]string{"s3": {"", "u-1", "u-2"}, "nope": {}} {
+		users, err := s.SessionUsers(ctx, tenant, session)
+		must(t, err)
+		if !slices.Equal(users, want) {
+			t.Fatalf("SessionUsers(%s) = %q, want %q", session, users, want)
+		}
+	}
 }
 
 func testEventsInvalid(t *testing.T, s memory.EpisodicStore) {

@@ -91,6 +91,27 @@ func (s *Store) SessionEventCount(ctx context.Context, tenant, sessionID string)
 	return int(n), err
 }
 
+// SessionUsers implements memory.EventLog, from the key columns and the
+// user column alone.
+func (s *Store) SessionUsers(ctx context.Context, tenant, sessionID string) ([]string, error) {
+	if err := memory.ValidateTenant("clickhouse: session users", tenant); err != nil {
+		return nil, err
+	}
+	out := []string{}
+	err := s.queryRows(ctx, "session users",
+		"SELECT DISTINCT user_id FROM events WHERE tenant = {tenant:String} AND session_id = {session:String} ORDER BY user_id",
+		func(r driver.Rows) error {
+			var u string
+			err := r.Scan(&u)
+			out = append(out, u)
+			return err
+		}, ch.Named("tenant", tenant), ch.Named("session", sessionID))
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func scanEvent(r driver.Rows) (memory.Event, error) {
 	var (
 		e    memory.Event

@@ -165,11 +165,24 @@ func (s *Store) Handler() http.Handler {
 	return &handler{rt: &transport{eng: s.eng, database: s.database}}
 }
 
+// ReadOnlyHandler is Handler for another process that may only read:
+// every statement runs with the engine's readonly=1 (no write, no DDL, no
+// table function, no setting changed), after Confined refused what
+// readonly lets through (file(), INTO OUTFILE) and anything but one
+// reading statement; inserts and settings other than a query's bounds are
+// refused. What it serves changes nothing, so it counts no write.
+func (s *Store) ReadOnlyHandler() http.Handler {
+	return &handler{rt: &transport{eng: s.eng, database: s.database, readOnly: true}}
+}
+
 type handler struct{ rt *transport }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Another process may have written: see MemoryWrites.
 	defer func() {
+		if h.rt.readOnly {
+			return
+		}
 		for k := range h.rt.eng.writes {
 			h.rt.eng.writes[k].AddAny()
 		}

@@ -54,6 +54,34 @@ type transport struct {
 	// asks before every batch insert, until a statement that may change a
 	// table runs.
 	described describeCache
+	// readOnly serves readers only (Store.ReadOnlyHandler).
+	readOnly bool
+}
+
+// readOnlySettings are the settings a reader may send: bounds of its own
+// query. readonly itself is always 1.
+var readOnlySettings = map[string]bool{
+	"max_execution_time": true, "max_result_rows": true, "max_result_bytes": true, "result_overflow_mode": true,
+	"max_threads": true, "max_block_size": true, "readonly": true,
+}
+
+// confine makes r a reader's request, or says why it cannot be one.
+func confine(r *request) error {
+	if r.insert {
+		return errors.New("this endpoint only reads: INSERT is refused")
+	}
+	for k := range r.settings {
+		if !readOnlySettings[k] {
+			return fmt.Errorf("setting %s is not accepted by this endpoint, which only reads", k)
+		}
+	}
+	if !r.hello {
+		if err := Confined(r.sql); err != nil {
+			return err
+		}
+	}
+	r.settings["readonly"] = "1"
+	return nil
 }
 
 // describeCache holds DESCRIBE TABLE answers by database, statement and
@@ -109,8 +137,12 @@ func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
-// codeUnknownDatabase is ClickHouse's UNKNOWN_DATABASE.
-const codeUnknownDatabase = 81
+// codeUnknownDatabase is ClickHouse's UNKNOWN_DATABASE, codeReadonly its
+// READONLY.
+const (
+	codeUnknownDatabase = 81
+	codeReadonly        = 164
+)
 
 // helloQuery is clickhouse-go's first query on every HTTP connection.
 const helloQuery = "SELECT displayName(), version(), revision(), timezone()"
@@ -153,6 +185,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r, err := parseRequest(req)
 	if err != nil {
 		return errorResponse(req, http.StatusBadRequest, 0, err.Error()), nil
+	}
+	if t.readOnly {
+		if err := confine(r); err != nil {
+			return errorResponse(req, http.StatusForbidden, codeReadonly, "forbidden: "+err.Error()), nil
+		}
 	}
 	ctx := req.Context()
 	// chDB cannot be interrupted mid-statement; let the engine stop the
@@ -414,10 +451,14 @@ func response(req *http.Request, status int, body []byte) *http.Response {
 
 func errorResponse(req *http.Request, status, code int, msg string) *http.Response {
 	if !strings.HasPrefix(msg, "Code: ") {
-		if code == 0 {
-			code = 36 // BAD_ARGUMENTS
+		name := "BAD_ARGUMENTS"
+		switch code {
+		case 0:
+			code = 36
+		case codeReadonly:
+			name = "READONLY"
 		}
-		msg = fmt.Sprintf("Code: %d. DB::Exception: %s. (BAD_ARGUMENTS)", code, msg)
+		msg = fmt.Sprintf("Code: %d. DB::Exception: %s. (%s)", code, msg, name)
 	}
 	resp := response(req, status, []byte(msg+"\n"))
 	resp.Header.Set("Content-Type", "text/plain; charset=UTF-8")
