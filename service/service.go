@@ -39,8 +39,8 @@ type Config struct {
 	// WaitTimeout bounds session_end with wait=true and ledger updates.
 	WaitTimeout time.Duration
 	// Redactor replaces secrets and treats personal data in everything
-	// stored; nil means one keyed with the deployment's key (kept in the
-	// store's settings) and Policy.
+	// stored, keyed with the deployment's redaction key (package keys);
+	// nil means one keyed for this process alone and Policy, for tests.
 	Redactor *redact.Redactor
 	// Policy is the personal-data policy when Redactor is nil (nil: the
 	// default).
@@ -61,8 +61,6 @@ type Service struct {
 	clock    func() time.Time
 
 	ledgers *ledgerQueue
-
-	red redact.Once
 }
 
 // New returns a Service.

@@ -60,7 +60,9 @@ var envHelp = map[string]string{
 	"HINDSIGHT_TIMEZONE":             "time zone of time words in recall queries (\"last week\", \"上周\") and of times and dates given without a zone, e.g. Asia/Shanghai (UTC)",
 	"HINDSIGHT_RECALL_MIN_RELEVANCE": "absolute relevance a memory needs to be recalled, 0–1 (0.2; negative: off)",
 	"HINDSIGHT_PII_POLICY":           "personal data policy: CLASS=keep|mask|drop for email, phone, address, card, national_id, ip (cards and national IDs masked)",
-	"HINDSIGHT_REDACTION_KEY":        "key of the hash in secret placeholders, 16+ characters (unset: the deployment's, kept in the store)",
+	"HINDSIGHT_REDACTION_KEY":        "key of the hash in secret placeholders, 16+ characters, the same in every process; required with CLICKHOUSE_ADDR (embedded: the data directory's keys/redaction.key)",
+	"HINDSIGHT_CONSOLE_KEY":          "key that signs the memory console's cookies, 16+ characters, the same in every MCP server; required with CLICKHOUSE_ADDR (embedded: keys/console.key)",
+	"HINDSIGHT_SESSION_KEY":          "key that signs hindsight dev's MCP session IDs (unset: the data directory's keys/mcp-session.key)",
 	"HINDSIGHT_ALLOWED_ORIGINS":      "browser origins allowed to call the MCP server besides its own, comma-separated (others get 403)",
 	"HINDSIGHT_KEEP_RAW_EVENTS":      "tenants whose raw events are stored unredacted, comma-separated (episodes and memories are still redacted)",
 	"HINDSIGHT_PAYLOAD_KEY":          "encrypt Temporal payloads with AES-256-GCM under this key, 16+ characters, the same in every process (unset: plaintext)",
@@ -69,7 +71,7 @@ var envHelp = map[string]string{
 var stackEnvs = []string{
 	"HINDSIGHT_DATA_DIR", "HINDSIGHT_TENANT", "HINDSIGHT_MCP_ADDR", "HINDSIGHT_TOKENS_FILE", "HINDSIGHT_TASK_QUEUE",
 	"HINDSIGHT_LOG_LEVEL", "HINDSIGHT_TIMEZONE", "HINDSIGHT_CACHE", "HINDSIGHT_CHDB_LIB", "HINDSIGHT_EMBED_DIM", "HINDSIGHT_MERGE_THRESHOLD", "HINDSIGHT_RECALL_MIN_RELEVANCE",
-	"HINDSIGHT_PII_POLICY", "HINDSIGHT_REDACTION_KEY", "HINDSIGHT_PAYLOAD_KEY", "HINDSIGHT_KEEP_RAW_EVENTS", "HINDSIGHT_ALLOWED_ORIGINS",
+	"HINDSIGHT_PII_POLICY", "HINDSIGHT_REDACTION_KEY", "HINDSIGHT_CONSOLE_KEY", "HINDSIGHT_SESSION_KEY", "HINDSIGHT_PAYLOAD_KEY", "HINDSIGHT_KEEP_RAW_EVENTS", "HINDSIGHT_ALLOWED_ORIGINS",
 	"TEMPORAL_ADDR", "TEMPORAL_NAMESPACE",
 	"CLICKHOUSE_ADDR", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD", "CLICKHOUSE_CLUSTER", "CLICKHOUSE_RETENTION_DAYS",
 	"MILVUS_ADDR", "MILVUS_TOKEN", "MILVUS_DATABASE",
@@ -150,7 +152,12 @@ func (s *stackFlags) workerConfig(log *slog.Logger) (app.Config, error) {
 			return cfg, fmt.Errorf("CLICKHOUSE_CLUSTER=%s needs CLICKHOUSE_ADDR: the embedded engine is one node", cl)
 		}
 		cfg.ChDB = &chdb.Config{DataDir: filepath.Join(s.dataDir, "chdb"), LibPath: chdbLib(), Store: chStore}
+		// The embedded stack keeps its keys beside its data, where only
+		// this user can read them; a server's deployment sets them in
+		// the environment.
+		cfg.Keys.Dir = filepath.Join(s.dataDir, "keys")
 	}
+	cfg.Keys.Env = os.Getenv
 
 	dim, err := envInt("HINDSIGHT_EMBED_DIM", 0)
 	if err != nil {

@@ -134,15 +134,12 @@ func (s *httpServer) Close() error {
 }
 
 // consoleHandler is the memory console, served next to the MCP endpoint
-// with the same tenants and tokens. Its cookies are signed with a
-// deployment key kept in the store's settings, so a sign-in holds on every
-// replica and across restarts.
-func consoleHandler(ctx context.Context, svc *service.Service, store memory.EpisodicStore, tokens *auth.Tokens, tenant, temporalUI string, log *slog.Logger) (http.Handler, error) {
-	key, err := memory.DeploymentSecret(ctx, store, "console.session.key")
-	if err != nil {
-		return nil, err
-	}
-	return console.New(console.Options{Service: svc, Store: store, Tokens: tokens, DefaultTenant: tenant, Key: []byte(key),
+// with the same tenants and tokens. Its cookies are signed with the
+// deployment's console key (keys.Console: the environment's, or the data
+// directory's key file), so a sign-in holds on every replica and across
+// restarts, and nothing in the store can forge one.
+func consoleHandler(svc *service.Service, store memory.EpisodicStore, key []byte, tokens *auth.Tokens, tenant, temporalUI string, log *slog.Logger) (http.Handler, error) {
+	return console.New(console.Options{Service: svc, Store: store, Tokens: tokens, DefaultTenant: tenant, Key: key,
 		TemporalUI: temporalUI, Namespace: envOr("TEMPORAL_NAMESPACE", "default"), Logger: log})
 }
 
@@ -170,13 +167,8 @@ func mcpMux(s *mcpserver_.MCPServer, tokens *auth.Tokens, tenant string, session
 	return ops
 }
 
-// mcpSessions signs MCP session IDs with the deployment's key, kept in the
-// store's settings, so that sessions survive a restart and work on every
-// replica.
-func mcpSessions(ctx context.Context, settings memory.Settings) (*mcpserver.Sessions, error) {
-	key, err := memory.DeploymentSecret(ctx, settings, mcpserver.SessionKeySetting)
-	if err != nil {
-		return nil, err
-	}
-	return mcpserver.NewSessions([]byte(key)), nil
+// mcpSessions signs MCP session IDs with the deployment's session key
+// (keys.Session), so that sessions survive a restart.
+func mcpSessions(key []byte) *mcpserver.Sessions {
+	return mcpserver.NewSessions(key)
 }
