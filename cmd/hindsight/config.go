@@ -65,13 +65,15 @@ var envHelp = map[string]string{
 	"HINDSIGHT_SESSION_KEY":          "key that signs hindsight dev's MCP session IDs (unset: the data directory's keys/mcp-session.key)",
 	"HINDSIGHT_ALLOWED_ORIGINS":      "browser origins allowed to call the MCP server besides its own, comma-separated (others get 403)",
 	"HINDSIGHT_KEEP_RAW_EVENTS":      "tenants whose raw events are stored unredacted, comma-separated (episodes and memories are still redacted)",
-	"HINDSIGHT_PAYLOAD_KEY":          "encrypt Temporal payloads with AES-256-GCM under this key, 16+ characters, the same in every process (unset: plaintext)",
+	"HINDSIGHT_PAYLOAD_KEY":          "encrypt Temporal payloads with AES-256-GCM: keys (64 hex digits) or passphrases of 16+ characters, comma-separated, the newest first (it encrypts, all decrypt), the same in every process (unset: plaintext)",
+	"HINDSIGHT_PAYLOAD_MODE":         "strict (default: with a payload key, payloads that are not encrypted are refused) or migrate (read them, while histories from before the key finish)",
+	"HINDSIGHT_CODEC_TOKEN":          "codec-server: the bearer token every request must carry, 16+ characters",
 }
 
 var stackEnvs = []string{
 	"HINDSIGHT_DATA_DIR", "HINDSIGHT_TENANT", "HINDSIGHT_MCP_ADDR", "HINDSIGHT_TOKENS_FILE", "HINDSIGHT_TASK_QUEUE",
 	"HINDSIGHT_LOG_LEVEL", "HINDSIGHT_TIMEZONE", "HINDSIGHT_CACHE", "HINDSIGHT_CHDB_LIB", "HINDSIGHT_EMBED_DIM", "HINDSIGHT_MERGE_THRESHOLD", "HINDSIGHT_RECALL_MIN_RELEVANCE",
-	"HINDSIGHT_PII_POLICY", "HINDSIGHT_REDACTION_KEY", "HINDSIGHT_CONSOLE_KEY", "HINDSIGHT_SESSION_KEY", "HINDSIGHT_PAYLOAD_KEY", "HINDSIGHT_KEEP_RAW_EVENTS", "HINDSIGHT_ALLOWED_ORIGINS",
+	"HINDSIGHT_PII_POLICY", "HINDSIGHT_REDACTION_KEY", "HINDSIGHT_CONSOLE_KEY", "HINDSIGHT_SESSION_KEY", "HINDSIGHT_PAYLOAD_KEY", "HINDSIGHT_PAYLOAD_MODE", "HINDSIGHT_KEEP_RAW_EVENTS", "HINDSIGHT_ALLOWED_ORIGINS",
 	"TEMPORAL_ADDR", "TEMPORAL_NAMESPACE",
 	"CLICKHOUSE_ADDR", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD", "CLICKHOUSE_CLUSTER", "CLICKHOUSE_RETENTION_DAYS",
 	"MILVUS_ADDR", "MILVUS_TOKEN", "MILVUS_DATABASE",
