@@ -324,6 +324,9 @@ func (s *Service) ledger(ctx context.Context, req ledger.Request) (ledger.Reply,
 	if err != nil {
 		return reply, err
 	}
+	if err := sameRequest(req, reply); err != nil {
+		return ledger.Reply{}, err
+	}
 	if reply.Repeat || reply.Slim {
 		// A ledger carries old replies with their decisions' IDs only,
 		// and slims a reply too large for its payloads: the answer is
@@ -340,6 +343,25 @@ func (s *Service) ledger(ctx context.Context, req ledger.Request) (ledger.Reply,
 		return reply, err
 	}
 	return reply, nil
+}
+
+// sameRequest checks that a repeat answers req rather than another
+// request sent under its ID: the decisions a request makes are named from
+// its ID and what it asks, so a client's request ID used again for other
+// content is answered with other decisions, and is an error.
+func sameRequest(req ledger.Request, reply ledger.Reply) error {
+	ids := req.DecisionIDs()
+	if !reply.Repeat || len(ids) == 0 {
+		return nil
+	}
+	same := len(reply.Decisions) == len(ids)
+	for i := 0; same && i < len(ids); i++ {
+		same = reply.Decisions[i].ID == ids[i]
+	}
+	if same {
+		return nil
+	}
+	return memory.Invalidf(string(req.Op), "request_id was used before for a request with other content: a retry repeats its request as it was; send a new request_id for a new request")
 }
 
 // loggedReply answers a request whose every decision is logged already
