@@ -54,7 +54,8 @@ func (s *Service) Store(ctx context.Context, tenant string, r StoreRequest) (mem
 	if err != nil {
 		return memory.Decision{}, false, err
 	}
-	c := memory.Candidate{Kind: r.Kind, Content: red.String(r.Content), CounterExample: red.String(r.CounterExample), TaskType: r.TaskType, Entities: redactAll(red, r.Entities), Pinned: r.Pinned}
+	r.UserID, r.AgentID, r.Scope = red.String(r.UserID), red.String(r.AgentID), red.String(r.Scope)
+	c := memory.Candidate{Kind: r.Kind, Content: red.String(r.Content), CounterExample: red.String(r.CounterExample), TaskType: red.String(r.TaskType), Entities: redactAll(red, r.Entities), Pinned: r.Pinned}
 	scope, err := memory.ParseScope(r.Scope, r.UserID, r.AgentID)
 	if err != nil {
 		return memory.Decision{}, false, err
@@ -412,6 +413,12 @@ func (s *Service) Episode(ctx context.Context, tenant, id string) (memory.Episod
 // episodes that carry its entity, without other users' sessions when
 // userID is set.
 func (s *Service) RecentSessions(ctx context.Context, tenant, project, userID string, n int) ([]memory.Episode, error) {
+	// Stored redacted, so looked up redacted.
+	red, err := s.redactor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	project, userID = red.String(project), red.String(userID)
 	entity := memory.ProjectEntity(project)
 	if entity == "" || n <= 0 {
 		return nil, nil

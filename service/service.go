@@ -78,9 +78,14 @@ func New(cfg Config, store memory.EpisodicStore, tc client.Client, r Recaller, l
 		ledgers: newLedgerQueue(sendBatch(tc, cfg.TaskQueue), cfg.WaitTimeout)}
 }
 
-// Recall returns the memories most relevant to q.
+// Recall returns the memories most relevant to q. The query is redacted
+// first: no secret in it reaches the embedder, the query model or a log.
 func (s *Service) Recall(ctx context.Context, q memory.Query) (recall.Response, error) {
-	return s.recall.Recall(ctx, q)
+	red, err := s.redactor(ctx)
+	if err != nil {
+		return recall.Response{}, err
+	}
+	return s.recall.Recall(ctx, redactQuery(red, q))
 }
 
 // LogRequest appends one event to a live session.
@@ -111,6 +116,7 @@ func (s *Service) Log(ctx context.Context, tenant string, r LogRequest) (memory.
 	if err != nil {
 		return memory.Event{}, err
 	}
+	r.SessionID, r.UserID, r.ToolName = red.String(r.SessionID), red.String(r.UserID), red.String(r.ToolName)
 	if !s.keepsRawEvents(tenant) {
 		r.Content, r.ToolArgs, r.ToolResult, r.Error = red.String(r.Content), red.String(r.ToolArgs), red.String(r.ToolResult), red.String(r.Error)
 	}
@@ -183,6 +189,7 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 		return EndResponse{}, err
 	}
 	r.Task = red.String(r.Task)
+	r.SessionID, r.UserID, r.Agent, r.Project = red.String(r.SessionID), red.String(r.UserID), red.String(r.Agent), red.String(r.Project)
 	if !s.keepsRawEvents(tenant) {
 		r.Events = slices.Clone(r.Events)
 		red.Events(r.Events)
