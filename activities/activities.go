@@ -56,16 +56,16 @@ type Activities struct {
 	Logger    *slog.Logger
 	// Redactor is what extraction reads through: secrets are always
 	// replaced, so no episode, memory or LLM prompt holds one, even for a
-	// tenant that keeps its raw events unredacted. Nil means one keyed with
-	// the deployment's key (as the service's) and the default policy.
+	// tenant that keeps its raw events unredacted. It must be keyed as
+	// the service's is, with the deployment's redaction key (package
+	// keys); nil means one keyed for this process alone
+	// (redact.ForProcess), for tests.
 	Redactor *redact.Redactor
 	// RedactionPolicy is the personal-data policy when Redactor is nil.
 	RedactionPolicy redact.Policy
 	// Screener reads new memory text for poisoning (plan, promotions);
 	// nil means lang/inject's Detector.
 	Screener memory.Screener
-
-	red redact.Once
 }
 
 // KeywordSearcher finds the current memories sharing words with a text,
@@ -166,8 +166,8 @@ func (a *Activities) transcript(ctx context.Context, in ExtractInput) (memory.Tr
 }
 
 // redactor is the deployment's redactor (keyed as the service's is).
-func (a *Activities) redactor(ctx context.Context) (*redact.Redactor, error) {
-	return a.red.Get(ctx, a.Redactor, a.Store, a.RedactionPolicy)
+func (a *Activities) redactor(context.Context) (*redact.Redactor, error) {
+	return redact.Or(a.Redactor, a.RedactionPolicy), nil
 }
 
 // ExtractEpisode distils a stored session into an episode and candidate

@@ -18,6 +18,7 @@ import (
 	"github.com/hindsight-memory/hindsight/bm25"
 	"github.com/hindsight-memory/hindsight/consolidate"
 	"github.com/hindsight-memory/hindsight/index"
+	"github.com/hindsight-memory/hindsight/keys"
 	"github.com/hindsight-memory/hindsight/lang/inject"
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/llm"
@@ -75,10 +76,17 @@ type Config struct {
 	// nil works without.
 	Lexicon *lexicon.Lexicon
 	// Redactor is what extraction reads through (nil: keyed with the
-	// deployment's key and the default policy); see redact.
+	// deployment's redaction key and RedactionPolicy); see redact.
 	Redactor *redact.Redactor
 	// RedactionPolicy is the personal-data policy when Redactor is nil.
 	RedactionPolicy redact.Policy
+	// Keys says where the deployment's keys are (package keys): Build
+	// opens the redaction key and those NeedKeys names, after moving any
+	// an earlier version kept in the store's settings out of it, and
+	// fails when one is missing. Zero, with Store or MemoryStore, keys
+	// are made for this process alone (tests).
+	Keys     keys.Config
+	NeedKeys []keys.Key
 
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
@@ -88,7 +96,9 @@ type Config struct {
 type Runtime struct {
 	redactor        *redact.Redactor
 	redactionPolicy redact.Policy
-	Store           memory.EpisodicStore
+	// Keys are the deployment's keys Build opened.
+	Keys  *keys.Set
+	Store memory.EpisodicStore
 	// Index and Embedder are the active vector index generation's; they
 	// follow a switch to the next generation (see Generation).
 	Index     memory.VectorIndex
@@ -206,6 +216,19 @@ func Build(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 	if cfg.Store == nil {
 		rt.closers = append(rt.closers, rt.Store.Close)
 	}
+	kc := cfg.Keys
+	if kc.Dir == "" && kc.Env == nil && (cfg.Store != nil || cfg.MemoryStore) {
+		kc.Ephemeral = true
+	}
+	if kc.Logger == nil {
+		kc.Logger = log
+	}
+	if rt.Keys, err = keys.Open(ctx, kc, rt.Store, append([]keys.Key{keys.Redaction}, cfg.NeedKeys...)...); err != nil {
+		return nil, err
+	}
+	if rt.redactor == nil {
+		rt.redactor = redact.New(rt.Keys.Get(keys.Redaction), rt.redactionPolicy)
+	}
 
 	// With Milvus, recall is production's: stateless, one hybrid search of
 	// dense and BM25 sparse vectors, weighted by term statistics the
@@ -285,6 +308,10 @@ func (rt *Runtime) Activities(tc client.Client, taskQueue string) *activities.Ac
 		Screener: rt.Screener,
 	}
 }
+
+// Redactor is what every text passes through before it is stored: the
+// configured one, or one keyed with the deployment's redaction key.
+func (rt *Runtime) Redactor() *redact.Redactor { return rt.redactor }
 
 // Generation returns the vector index generation recall reads and, during
 // a switch to a new embedding model, the next one a reindex fills.

@@ -21,8 +21,13 @@ import (
 )
 
 // Service returns the application service every front end calls, over the
-// runtime's store and recall engine and the Temporal client tc.
+// runtime's store and recall engine and the Temporal client tc. Unless cfg
+// names one, it redacts with the runtime's redactor, keyed with the
+// deployment's redaction key as extraction's is.
 func (rt *Runtime) Service(cfg service.Config, tc client.Client) *service.Service {
+	if cfg.Redactor == nil {
+		cfg.Redactor = rt.redactor
+	}
 	return service.New(cfg, rt.Store, tc, rt.Engine, rt.Logger)
 }
 

@@ -36,6 +36,7 @@ var knownEnv = map[string]bool{
 	"HINDSIGHT_MCP_ADDR":        true,
 	"HINDSIGHT_PAYLOAD_KEY":     true,
 	"HINDSIGHT_REDACTION_KEY":   true,
+	"HINDSIGHT_CONSOLE_KEY":     true,
 	"HINDSIGHT_PII_POLICY":      true,
 	"HINDSIGHT_KEEP_RAW_EVENTS": true,
 	"GOMEMLIMIT":                true,
@@ -50,6 +51,7 @@ var secretEnv = map[string]bool{
 	"OPENAI_API_KEY":          true,
 	"HINDSIGHT_PAYLOAD_KEY":   true,
 	"HINDSIGHT_REDACTION_KEY": true,
+	"HINDSIGHT_CONSOLE_KEY":   true,
 }
 
 // subcommands are the production commands of the hindsight binary.

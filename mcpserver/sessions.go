@@ -21,7 +21,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/hindsight-memory/hindsight/auth"
-	"github.com/hindsight-memory/hindsight/memory"
 )
 
 // SessionKeySetting names, in the store's settings, the key that signs MCP
@@ -61,7 +60,7 @@ type Sessions struct {
 	ttl time.Duration
 	now func() time.Time
 	// store keeps the ended IDs (nil: this process only).
-	store memory.Settings
+	store Settings
 
 	mu    sync.Mutex
 	ended map[string]time.Time // ended IDs, and when they expire anyway
@@ -76,9 +75,16 @@ func NewSessions(key []byte) *Sessions {
 
 // Persist keeps the sessions clients end in store, so that an ended
 // session stays ended after a restart.
-func (s *Sessions) Persist(store memory.Settings) *Sessions {
+func (s *Sessions) Persist(store Settings) *Sessions {
 	s.store = store
 	return s
+}
+
+// Settings is where ended sessions are kept: the episodic store's
+// deployment-wide settings, which every replica reads.
+type Settings interface {
+	Setting(ctx context.Context, key string) (string, error)
+	PutSetting(ctx context.Context, key, value string) error
 }
 
 const sessionPrefix = "hs1."

@@ -232,6 +232,10 @@ type EpisodicStore interface {
 	// wins. Keys are short names of letters, digits, '.', '_' and '-'.
 	Setting(ctx context.Context, key string) (string, error)
 	PutSetting(ctx context.Context, key, value string) error
+	// DeleteSetting removes a setting, every write of it, for good: no
+	// query reads it after it returns (keys leaving the store, see
+	// package keys). Deleting what is unset does nothing.
+	DeleteSetting(ctx context.Context, key string) error
 	// Settings returns every setting whose key starts with prefix.
 	Settings(ctx context.Context, prefix string) (map[string]string, error)
 	Close() error

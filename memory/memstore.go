@@ -519,6 +519,17 @@ func (s *MemStore) PutSetting(ctx context.Context, key, value string) error {
 	return nil
 }
 
+// DeleteSetting implements EpisodicStore.
+func (s *MemStore) DeleteSetting(ctx context.Context, key string) error {
+	if err := ValidateSettingKey("memstore: delete setting", key); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.settings, key)
+	return nil
+}
+
 // Settings implements EpisodicStore.
 func (s *MemStore) Settings(ctx context.Context, prefix string) (map[string]string, error) {
 	s.mu.RLock()

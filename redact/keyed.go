@@ -1,51 +1,33 @@
 package redact
 
 import (
-	"context"
+	"crypto/rand"
 	"sync"
-
-	"github.com/hindsight-memory/hindsight/memory"
 )
 
-// Settings is where a deployment keeps its redaction key when none is
-// configured: the episodic store's settings, which every process reads.
-type Settings = memory.Settings
-
-// KeySetting names the deployment's redaction key in Settings.
-const KeySetting = "redaction.key"
-
-// FromSettings returns a redactor keyed with the deployment's key, making
-// one (32 random bytes) on first use, so that every process hashes a
-// secret the same way.
-func FromSettings(ctx context.Context, s Settings, policy Policy) (*Redactor, error) {
-	key, err := memory.DeploymentSecret(ctx, s, KeySetting)
-	if err != nil {
-		return nil, err
+// processKey keys the redactors of processes that were given none: made
+// at random once, for this process alone.
+var processKey = sync.OnceValue(func() []byte {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
 	}
-	return New([]byte(key), policy), nil
+	return b
+})
+
+// ForProcess returns a redactor keyed for this process alone, for a
+// process whose data dies with it (tests, an in-memory store): every
+// ForProcess redactor of the process hashes alike, and no other process
+// recognises its placeholders as its own. A deployment configures its
+// redactor with the deployment's key (package keys).
+func ForProcess(policy Policy) *Redactor {
+	return New(processKey(), policy)
 }
 
-// Once holds a process's redactor, made on first use: the configured one
-// when there is one, else one keyed with the deployment's key.
-type Once struct {
-	mu sync.Mutex
-	r  *Redactor
-}
-
-// Get returns configured if it is set, else the redactor FromSettings
-// makes, once.
-func (o *Once) Get(ctx context.Context, configured *Redactor, s Settings, policy Policy) (*Redactor, error) {
+// Or returns configured when it is set, else ForProcess(policy).
+func Or(configured *Redactor, policy Policy) *Redactor {
 	if configured != nil {
-		return configured, nil
+		return configured
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.r == nil {
-		r, err := FromSettings(ctx, s, policy)
-		if err != nil {
-			return nil, err
-		}
-		o.r = r
-	}
-	return o.r, nil
+	return ForProcess(policy)
 }

@@ -1,15 +1,18 @@
 // Package redact finds secrets and personal data in text before Hindsight
 // stores it, and replaces them by typed placeholders.
 //
-// A secret (an API key, a token, a password in a URL or an assignment, a
-// private key) is always replaced by ⟨secret:KIND:HASH⟩, where HASH is a
-// short keyed hash of the secret, so that two mentions of one secret stay
-// recognisably the same and a lesson keeps its shape ("connect with
-// postgres://app:⟨secret:password:1f9c2a7b⟩@db:5432/prod") without the
-// secret. Personal data (emails, phone numbers, payment cards, national ID
-// numbers, IP addresses) follows a Policy: kept, masked or dropped per
-// class. Placeholders are never detected again, so redacting twice changes
-// nothing.
+// A secret (an API key, a token, a password in a URL, an assignment, a
+// command line or a sentence, a private key) is always replaced by
+// ⟨secret:KIND:HASH~TAG⟩, where HASH is a short keyed hash of the secret,
+// so that two mentions of one secret stay recognisably the same and a
+// lesson keeps its shape ("connect with
+// postgres://app:⟨secret:password:1f9c2a7b~3e91c0d4⟩@db:5432/prod")
+// without the secret. Personal data (emails, phone numbers, payment cards,
+// national ID numbers, IP addresses) follows a Policy: kept, masked or
+// dropped per class. TAG is a keyed hash of the placeholder itself: a
+// placeholder this key wrote is never detected again, so redacting twice
+// changes nothing, while text in ⟨…⟩ that it did not write is read like
+// any other text, and a forged placeholder is replaced.
 package redact
 
 import (
@@ -124,7 +127,7 @@ func New(key []byte, policy Policy) *Redactor {
 // Redact returns text with every secret replaced and personal data
 // treated by policy, and what it found.
 func (r *Redactor) Redact(text string) (string, []Finding) {
-	fs := Find(text)
+	fs := r.Find(text)
 	if len(fs) == 0 {
 		return text, nil
 	}
@@ -132,21 +135,21 @@ func (r *Redactor) Redact(text string) (string, []Finding) {
 	last := 0
 	var done []Finding
 	for _, f := range fs {
-		var repl string
+		var body string
 		if f.Class == ClassSecret {
-			repl = "⟨secret:" + f.Kind + ":" + r.hash(text[f.Start:f.End]) + "⟩"
+			body = "secret:" + f.Kind + ":" + r.hash(text[f.Start:f.End])
 		} else {
 			switch r.policy.action(f.Class) {
 			case Keep:
 				continue
 			case Mask:
-				repl = mask(f, text[f.Start:f.End], r.hash(text[f.Start:f.End]))
+				body = mask(f, text[f.Start:f.End], r.hash(text[f.Start:f.End]))
 			case Drop:
-				repl = "⟨" + f.Kind + "⟩"
+				body = f.Kind
 			}
 		}
 		b.WriteString(text[last:f.Start])
-		b.WriteString(repl)
+		b.WriteString(r.placeholder(body))
 		last = f.End
 		done = append(done, f)
 	}
@@ -171,8 +174,29 @@ func (r *Redactor) hash(secret string) string {
 	return hex.EncodeToString(m.Sum(nil))[:8]
 }
 
-// mask keeps a hint of personal data: a card's or ID's last four digits,
-// an email's domain, a phone's last two digits.
+// placeholder writes ⟨body~tag⟩, the tag marking it as this key's.
+func (r *Redactor) placeholder(body string) string {
+	return "⟨" + body + "~" + r.tag(body) + "⟩"
+}
+
+// tag is the keyed hash that marks a placeholder's body as written with
+// this redactor's key: 8 hex digits, so that guessing one takes some
+// four billion tries, each a stored text.
+func (r *Redactor) tag(body string) string {
+	m := hmac.New(sha256.New, r.key)
+	m.Write([]byte("hindsight placeholder\x00"))
+	m.Write([]byte(body))
+	return hex.EncodeToString(m.Sum(nil))[:8]
+}
+
+// ours reports whether body~tag is a placeholder this key wrote.
+func (r *Redactor) ours(body, tag string) bool {
+	return len(r.key) > 0 && hmac.Equal([]byte(tag), []byte(r.tag(body)))
+}
+
+// mask is the body of a placeholder that keeps a hint of personal data:
+// a card's or ID's last four digits, an email's domain, a phone's last
+// two digits.
 func mask(f Finding, v, hash string) string {
 	digits := strings.Map(func(r rune) rune {
 		if r >= '0' && r <= '9' || r == 'X' || r == 'x' {
@@ -182,15 +206,15 @@ func mask(f Finding, v, hash string) string {
 	}, v)
 	switch f.Class {
 	case ClassCard, ClassNationalID:
-		return "⟨" + f.Kind + " ending " + digits[max(0, len(digits)-4):] + "⟩"
+		return f.Kind + " ending " + digits[max(0, len(digits)-4):]
 	case ClassPhone:
-		return "⟨phone ending " + digits[max(0, len(digits)-2):] + "⟩"
+		return "phone ending " + digits[max(0, len(digits)-2):]
 	case ClassEmail:
 		if _, domain, ok := strings.Cut(v, "@"); ok {
-			return "⟨email:" + hash + "@" + domain + "⟩"
+			return "email:" + hash + "@" + domain
 		}
 	}
-	return "⟨" + f.Kind + ":" + hash + "⟩"
+	return f.Kind + ":" + hash
 }
 
 // Events redacts every text field of events in place.
@@ -198,5 +222,6 @@ func (r *Redactor) Events(es []memory.Event) {
 	for i := range es {
 		e := &es[i]
 		e.Content, e.ToolArgs, e.ToolResult, e.Error = r.String(e.Content), r.String(e.ToolArgs), r.String(e.ToolResult), r.String(e.Error)
+		e.ToolName = r.String(e.ToolName)
 	}
 }

@@ -34,8 +34,9 @@ type StoreRequest struct {
 	UserID  string
 	AgentID string
 	// RequestID is the client's ID for the request: a retry with the same
-	// ID gets the first answer. Without one, the same request within
-	// repeatWindow is a repeat.
+	// ID gets the first answer, and the same ID with other content is an
+	// error. Without one, the same request within repeatWindow of its
+	// first application is a repeat.
 	RequestID string
 }
 
@@ -53,7 +54,8 @@ func (s *Service) Store(ctx context.Context, tenant string, r StoreRequest) (mem
 	if err != nil {
 		return memory.Decision{}, false, err
 	}
-	c := memory.Candidate{Kind: r.Kind, Content: red.String(r.Content), CounterExample: red.String(r.CounterExample), TaskType: r.TaskType, Entities: redactAll(red, r.Entities), Pinned: r.Pinned}
+	r.UserID, r.AgentID, r.Scope = red.String(r.UserID), red.String(r.AgentID), red.String(r.Scope)
+	c := memory.Candidate{Kind: r.Kind, Content: red.String(r.Content), CounterExample: red.String(r.CounterExample), TaskType: red.String(r.TaskType), Entities: redactAll(red, r.Entities), Pinned: r.Pinned}
 	scope, err := memory.ParseScope(r.Scope, r.UserID, r.AgentID)
 	if err != nil {
 		return memory.Decision{}, false, err
@@ -64,8 +66,11 @@ func (s *Service) Store(ctx context.Context, tenant string, r StoreRequest) (mem
 	if err := ledger.ValidateCandidate(c); err != nil {
 		return memory.Decision{}, false, err
 	}
-	id := s.requestID(ledger.OpStore, tenant, r.RequestID, string(c.Kind), string(c.Scope), c.Content, c.CounterExample, c.TaskType, strings.Join(c.Entities, "\x1f"), fmt.Sprint(c.Pinned))
-	reply, err := s.ledger(ctx, ledger.Request{ID: id, Tenant: tenant, Op: ledger.OpStore, Candidates: []memory.Candidate{c}})
+	req := ledger.Request{Tenant: tenant, Op: ledger.OpStore, Candidates: []memory.Candidate{c}}
+	if err := s.identify(ctx, &req, r.RequestID, string(c.Kind), string(c.Scope), c.Content, c.CounterExample, c.TaskType, strings.Join(c.Entities, "\x1f"), fmt.Sprint(c.Pinned)); err != nil {
+		return memory.Decision{}, false, err
+	}
+	reply, err := s.ledger(ctx, req)
 	if err != nil {
 		return memory.Decision{}, false, err
 	}
@@ -75,25 +80,81 @@ func (s *Service) Store(ctx context.Context, tenant string, r StoreRequest) (mem
 
 // repeatWindow is how long the same request without a request ID counts
 // as a retry of the first (answered with its reply) rather than a new
-// statement.
+// statement: a request identical to one first applied less than
+// repeatWindow ago is that request. The window slides with each request,
+// wherever the clock stands; it is no calendar bucket that a retry
+// crossing its boundary would escape.
 const repeatWindow = 2 * time.Minute
 
-// requestID names a ledger request so that a retry names it the same and
-// the ledger answers it once: from the client's request ID when it gave
-// one, else from what it asks (parts) and the repeatWindow it falls in.
-func (s *Service) requestID(op ledger.Op, tenant, clientID string, parts ...string) string {
+// identify names req so that a retry names it the same and the ledger
+// answers it once: from the client's request ID when it gave one, else
+// from what it asks (parts) within repeatWindow. The content's ID changes
+// every repeatWindow (its period), and a request takes the previous
+// period's ID when that was first applied less than repeatWindow ago (the
+// decision log says when), else the current one's: so the same content
+// within repeatWindow of its first application, in whichever period,
+// finds that application. A retry sent while its first attempt, in the
+// previous period, is still on its way to the ledger is not yet in the
+// log, and is applied again: a client that retries that fast should send
+// a request ID.
+func (s *Service) identify(ctx context.Context, req *ledger.Request, clientID string, parts ...string) error {
 	if clientID != "" {
-		return ClientRequestID(op, tenant, clientID)
+		req.ID = ClientRequestID(req.Op, req.Tenant, clientID)
+		return nil
 	}
+	now := s.clock().UTC()
+	period := now.UnixNano() / int64(repeatWindow)
+	prev := *req
+	prev.ID = contentRequestID(req.Op, req.Tenant, period-1, parts)
+	at, ok, err := s.appliedAt(ctx, prev)
+	if err != nil {
+		return err
+	}
+	if ok && now.Sub(at) < repeatWindow {
+		req.ID = prev.ID
+		return nil
+	}
+	req.ID = contentRequestID(req.Op, req.Tenant, period, parts)
+	return nil
+}
+
+// contentRequestID is the ID of a request without a client's ID: its op,
+// tenant and content, and the period of repeatWindow it is named for.
+func contentRequestID(op ledger.Op, tenant string, period int64, parts []string) string {
 	h := sha256.New()
 	h.Write([]byte(tenant))
 	h.Write([]byte{0})
-	fmt.Fprintf(h, "%d", s.clock().UTC().Unix()/int64(repeatWindow/time.Second))
+	fmt.Fprintf(h, "%d", period)
 	for _, p := range parts {
 		h.Write([]byte{0})
 		h.Write([]byte(p))
 	}
 	return string(op) + "/" + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// appliedAt reports when req was first applied, from the decision log;
+// ok is false when it was not.
+func (s *Service) appliedAt(ctx context.Context, req ledger.Request) (at time.Time, ok bool, err error) {
+	ids := req.DecisionIDs()
+	if len(ids) == 0 {
+		return time.Time{}, false, nil
+	}
+	if f, is := s.store.(loggedIDs); is {
+		if found, err := f.LoggedDecisionIDs(ctx, req.Tenant, ids); err != nil || len(found) == 0 {
+			return time.Time{}, false, err
+		}
+	}
+	ds, err := s.store.Decisions(ctx, memory.DecisionFilter{Tenant: req.Tenant, IDs: ids})
+	if err != nil || len(ds) == 0 {
+		return time.Time{}, false, err
+	}
+	at = ds[0].CreatedAt
+	for _, d := range ds[1:] {
+		if d.CreatedAt.Before(at) {
+			at = d.CreatedAt
+		}
+	}
+	return at, true, nil
 }
 
 // ClientRequestID is the ledger request ID of an op a client named with
@@ -119,8 +180,11 @@ func (s *Service) Correct(ctx context.Context, tenant, id, content string, outda
 	if len(content) > ledger.MaxContent {
 		return memory.Decision{}, false, memory.Invalidf("correct", "content is %d bytes; the limit is %d: state one memory, concisely", len(content), ledger.MaxContent)
 	}
-	rid := s.requestID(ledger.OpCorrect, tenant, requestID, id, content, fmt.Sprint(outdated))
-	reply, err := s.ledger(ctx, ledger.Request{ID: rid, Tenant: tenant, Op: ledger.OpCorrect, MemoryIDs: []string{id}, Content: content, Outdated: outdated})
+	req := ledger.Request{Tenant: tenant, Op: ledger.OpCorrect, MemoryIDs: []string{id}, Content: content, Outdated: outdated}
+	if err := s.identify(ctx, &req, requestID, id, content, fmt.Sprint(outdated)); err != nil {
+		return memory.Decision{}, false, err
+	}
+	reply, err := s.ledger(ctx, req)
 	if err != nil {
 		return memory.Decision{}, false, err
 	}
@@ -135,8 +199,11 @@ func (s *Service) Pin(ctx context.Context, tenant, id string, pinned bool, reque
 		return memory.Decision{}, false, err
 	}
 	word := map[bool]string{true: "pin", false: "unpin"}[pinned]
-	rid := s.requestID(ledger.OpCorrect, tenant, requestID, id, word)
-	reply, err := s.ledger(ctx, ledger.Request{ID: rid, Tenant: tenant, Op: ledger.OpCorrect, MemoryIDs: []string{id}, Pin: word})
+	req := ledger.Request{Tenant: tenant, Op: ledger.OpCorrect, MemoryIDs: []string{id}, Pin: word}
+	if err := s.identify(ctx, &req, requestID, id, word); err != nil {
+		return memory.Decision{}, false, err
+	}
+	reply, err := s.ledger(ctx, req)
 	if err != nil {
 		return memory.Decision{}, false, err
 	}
@@ -158,8 +225,11 @@ func (s *Service) Feedback(ctx context.Context, tenant string, ids []string, hel
 	}
 	sorted := slices.Clone(ids)
 	slices.Sort(sorted)
-	rid := s.requestID(ledger.OpFeedback, tenant, requestID, strings.Join(sorted, "\x1f"), fmt.Sprint(helped))
-	reply, err := s.ledger(ctx, ledger.Request{ID: rid, Tenant: tenant, Op: ledger.OpFeedback, MemoryIDs: ids, Helped: helped})
+	req := ledger.Request{Tenant: tenant, Op: ledger.OpFeedback, MemoryIDs: ids, Helped: helped}
+	if err := s.identify(ctx, &req, requestID, strings.Join(sorted, "\x1f"), fmt.Sprint(helped)); err != nil {
+		return nil, false, err
+	}
+	reply, err := s.ledger(ctx, req)
 	return reply.Decisions, reply.Repeat, err
 }
 
@@ -344,6 +414,12 @@ func (s *Service) Episode(ctx context.Context, tenant, id string) (memory.Episod
 // not read, or by name alone, is found by the identity and by the name:
 // nothing there tells two repositories of one name apart.
 func (s *Service) RecentSessions(ctx context.Context, tenant string, p memory.Project, userID string, n int) ([]memory.Episode, error) {
+	// Stored redacted, so looked up redacted.
+	red, err := s.redactor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.ID, p.Name, userID = red.String(p.ID), red.String(p.Name), red.String(userID)
 	entity := p.Entity()
 	if n <= 0 || (p.ID == "" && entity == "") {
 		return nil, nil

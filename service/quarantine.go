@@ -13,8 +13,11 @@ import (
 // It is for people (the console, hindsight quarantine release), never an
 // MCP tool: an agent that read a poisoned memory must not free it.
 func (s *Service) Release(ctx context.Context, tenant, id, reason, requestID string) (memory.Decision, bool, error) {
-	rid := s.requestID(ledger.OpRelease, tenant, requestID, id, reason)
-	reply, err := s.ledger(ctx, ledger.Request{ID: rid, Tenant: tenant, Op: ledger.OpRelease, MemoryIDs: []string{id}, Reason: reason})
+	req := ledger.Request{Tenant: tenant, Op: ledger.OpRelease, MemoryIDs: []string{id}, Reason: reason}
+	if err := s.identify(ctx, &req, requestID, id, reason); err != nil {
+		return memory.Decision{}, false, err
+	}
+	reply, err := s.ledger(ctx, req)
 	if err != nil {
 		return memory.Decision{}, false, err
 	}

@@ -39,8 +39,8 @@ type Config struct {
 	// WaitTimeout bounds session_end with wait=true and ledger updates.
 	WaitTimeout time.Duration
 	// Redactor replaces secrets and treats personal data in everything
-	// stored; nil means one keyed with the deployment's key (kept in the
-	// store's settings) and Policy.
+	// stored, keyed with the deployment's redaction key (package keys);
+	// nil means one keyed for this process alone and Policy, for tests.
 	Redactor *redact.Redactor
 	// Policy is the personal-data policy when Redactor is nil (nil: the
 	// default).
@@ -61,8 +61,6 @@ type Service struct {
 	clock    func() time.Time
 
 	ledgers *ledgerQueue
-
-	red redact.Once
 }
 
 // New returns a Service.
@@ -80,9 +78,14 @@ func New(cfg Config, store memory.EpisodicStore, tc client.Client, r Recaller, l
 		ledgers: newLedgerQueue(sendBatch(tc, cfg.TaskQueue), cfg.WaitTimeout)}
 }
 
-// Recall returns the memories most relevant to q.
+// Recall returns the memories most relevant to q. The query is redacted
+// first: no secret in it reaches the embedder, the query model or a log.
 func (s *Service) Recall(ctx context.Context, q memory.Query) (recall.Response, error) {
-	return s.recall.Recall(ctx, q)
+	red, err := s.redactor(ctx)
+	if err != nil {
+		return recall.Response{}, err
+	}
+	return s.recall.Recall(ctx, redactQuery(red, q))
 }
 
 // LogRequest appends one event to a live session.
@@ -116,6 +119,7 @@ func (s *Service) Log(ctx context.Context, tenant string, r LogRequest) (memory.
 	if err != nil {
 		return memory.Event{}, err
 	}
+	r.SessionID, r.UserID, r.ToolName = red.String(r.SessionID), red.String(r.UserID), red.String(r.ToolName)
 	if !s.keepsRawEvents(tenant) {
 		r.Content, r.ToolArgs, r.ToolResult, r.Error = red.String(r.Content), red.String(r.ToolArgs), red.String(r.ToolResult), red.String(r.Error)
 	}
@@ -195,6 +199,7 @@ func (s *Service) EndSession(ctx context.Context, tenant string, r EndRequest) (
 		return EndResponse{}, err
 	}
 	r.Task = red.String(r.Task)
+	r.SessionID, r.UserID, r.Agent, r.Project = red.String(r.SessionID), red.String(r.UserID), red.String(r.Agent), red.String(r.Project)
 	if !s.keepsRawEvents(tenant) {
 		r.Events = slices.Clone(r.Events)
 		red.Events(r.Events)
@@ -346,6 +351,9 @@ func (s *Service) ledger(ctx context.Context, req ledger.Request) (ledger.Reply,
 	if err != nil {
 		return reply, err
 	}
+	if err := sameRequest(req, reply); err != nil {
+		return ledger.Reply{}, err
+	}
 	if reply.Repeat || reply.Slim {
 		// A ledger carries old replies with their decisions' IDs only,
 		// and slims a reply too large for its payloads: the answer is
@@ -362,6 +370,25 @@ func (s *Service) ledger(ctx context.Context, req ledger.Request) (ledger.Reply,
 		return reply, err
 	}
 	return reply, nil
+}
+
+// sameRequest checks that a repeat answers req rather than another
+// request sent under its ID: the decisions a request makes are named from
+// its ID and what it asks, so a client's request ID used again for other
+// content is answered with other decisions, and is an error.
+func sameRequest(req ledger.Request, reply ledger.Reply) error {
+	ids := req.DecisionIDs()
+	if !reply.Repeat || len(ids) == 0 {
+		return nil
+	}
+	same := len(reply.Decisions) == len(ids)
+	for i := 0; same && i < len(ids); i++ {
+		same = reply.Decisions[i].ID == ids[i]
+	}
+	if same {
+		return nil
+	}
+	return memory.Invalidf(string(req.Op), "request_id was used before for a request with other content: a retry repeats its request as it was; send a new request_id for a new request")
 }
 
 // loggedReply answers a request whose every decision is logged already

@@ -61,16 +61,20 @@ var envHelp = map[string]string{
 	"HINDSIGHT_RECALL_MIN_RELEVANCE": "absolute relevance a memory needs to be recalled, 0–1 (the relevance model's threshold; negative: off)",
 	"HINDSIGHT_RECALL_RELEVANCE":     "how recall judges relevance: model (learned) or rule (the share of the query's terms a memory holds) (model)",
 	"HINDSIGHT_PII_POLICY":           "personal data policy: CLASS=keep|mask|drop for email, phone, address, card, national_id, ip (cards and national IDs masked)",
-	"HINDSIGHT_REDACTION_KEY":        "key of the hash in secret placeholders, 16+ characters (unset: the deployment's, kept in the store)",
+	"HINDSIGHT_REDACTION_KEY":        "key of the hash in secret placeholders, 16+ characters, the same in every process; required with CLICKHOUSE_ADDR (embedded: the data directory's keys/redaction.key)",
+	"HINDSIGHT_CONSOLE_KEY":          "key that signs the memory console's cookies, 16+ characters, the same in every MCP server; required with CLICKHOUSE_ADDR (embedded: keys/console.key)",
+	"HINDSIGHT_SESSION_KEY":          "key that signs hindsight dev's MCP session IDs (unset: the data directory's keys/mcp-session.key)",
 	"HINDSIGHT_ALLOWED_ORIGINS":      "browser origins allowed to call the MCP server besides its own, comma-separated (others get 403)",
 	"HINDSIGHT_KEEP_RAW_EVENTS":      "tenants whose raw events are stored unredacted, comma-separated (episodes and memories are still redacted)",
-	"HINDSIGHT_PAYLOAD_KEY":          "encrypt Temporal payloads with AES-256-GCM under this key, 16+ characters, the same in every process (unset: plaintext)",
+	"HINDSIGHT_PAYLOAD_KEY":          "encrypt Temporal payloads with AES-256-GCM: keys (64 hex digits) or passphrases of 16+ characters, comma-separated, the newest first (it encrypts, all decrypt), the same in every process (unset: plaintext)",
+	"HINDSIGHT_PAYLOAD_MODE":         "strict (default: with a payload key, payloads that are not encrypted are refused) or migrate (read them, while histories from before the key finish)",
+	"HINDSIGHT_CODEC_TOKEN":          "codec-server: the bearer token every request must carry, 16+ characters",
 }
 
 var stackEnvs = []string{
 	"HINDSIGHT_DATA_DIR", "HINDSIGHT_TENANT", "HINDSIGHT_MCP_ADDR", "HINDSIGHT_TOKENS_FILE", "HINDSIGHT_TASK_QUEUE",
 	"HINDSIGHT_LOG_LEVEL", "HINDSIGHT_TIMEZONE", "HINDSIGHT_CACHE", "HINDSIGHT_CHDB_LIB", "HINDSIGHT_EMBED_DIM", "HINDSIGHT_MERGE_THRESHOLD", "HINDSIGHT_RECALL_MIN_RELEVANCE", "HINDSIGHT_RECALL_RELEVANCE",
-	"HINDSIGHT_PII_POLICY", "HINDSIGHT_REDACTION_KEY", "HINDSIGHT_PAYLOAD_KEY", "HINDSIGHT_KEEP_RAW_EVENTS", "HINDSIGHT_ALLOWED_ORIGINS",
+	"HINDSIGHT_PII_POLICY", "HINDSIGHT_REDACTION_KEY", "HINDSIGHT_CONSOLE_KEY", "HINDSIGHT_SESSION_KEY", "HINDSIGHT_PAYLOAD_KEY", "HINDSIGHT_PAYLOAD_MODE", "HINDSIGHT_KEEP_RAW_EVENTS", "HINDSIGHT_ALLOWED_ORIGINS",
 	"TEMPORAL_ADDR", "TEMPORAL_NAMESPACE",
 	"CLICKHOUSE_ADDR", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD", "CLICKHOUSE_CLUSTER", "CLICKHOUSE_RETENTION_DAYS",
 	"MILVUS_ADDR", "MILVUS_TOKEN", "MILVUS_DATABASE",
@@ -151,7 +155,12 @@ func (s *stackFlags) workerConfig(log *slog.Logger) (app.Config, error) {
 			return cfg, fmt.Errorf("CLICKHOUSE_CLUSTER=%s needs CLICKHOUSE_ADDR: the embedded engine is one node", cl)
 		}
 		cfg.ChDB = &chdb.Config{DataDir: filepath.Join(s.dataDir, "chdb"), LibPath: chdbLib(), Store: chStore}
+		// The embedded stack keeps its keys beside its data, where only
+		// this user can read them; a server's deployment sets them in
+		// the environment.
+		cfg.Keys.Dir = filepath.Join(s.dataDir, "keys")
 	}
+	cfg.Keys.Env = os.Getenv
 
 	dim, err := envInt("HINDSIGHT_EMBED_DIM", 0)
 	if err != nil {

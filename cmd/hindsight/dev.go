@@ -20,6 +20,7 @@ import (
 	"github.com/hindsight-memory/hindsight/app"
 	"github.com/hindsight-memory/hindsight/console"
 	"github.com/hindsight-memory/hindsight/devserver"
+	"github.com/hindsight-memory/hindsight/keys"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/metrics"
 	"github.com/hindsight-memory/hindsight/service"
@@ -163,6 +164,7 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 		return nil, err
 	}
 	wc.Metrics = m
+	wc.NeedKeys = []keys.Key{keys.Console, keys.Session}
 	st.runtime, err = app.Build(ctx, wc)
 	if err != nil {
 		return nil, err
@@ -199,15 +201,12 @@ func startDev(ctx context.Context, o devOptions) (_ *devStack, err error) {
 	}
 	mcp := mcpserver.New(st.service, mcpserver.Options{Version: version, Logger: log, Location: loc, Screener: st.runtime.Screener})
 	ops := opsMux(readiness{temporal: st.client, store: st.runtime.Store}, m)
-	sessions, err := mcpSessions(ctx, st.runtime.Store)
-	if err != nil {
-		return nil, err
-	}
+	sessions := mcpSessions(st.runtime.Keys.Get(keys.Session), st.runtime.Store)
 	guard, err := guardFor(mcpLn.Addr().String())
 	if err != nil {
 		return nil, err
 	}
-	ui, err := consoleHandler(ctx, st.service, st.runtime, tokens, guard, o.stack.tenant, st.temporal.UIAddr(), m, log)
+	ui, err := consoleHandler(st.service, st.runtime, tokens, guard, o.stack.tenant, st.temporal.UIAddr(), m, log)
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,7 @@ func commands() []command {
 		{"forget", "forget a memory, session, user or tenant, and everything derived", runForget},
 		{"export", "write everything held about one user as JSON (export --user ID)", runExport},
 		{"policy", "show what happens to secrets and personal data (policy show)", runPolicy},
+		{"keys", "print the keys an earlier version kept in the store, to move them out (keys export)", runKeys},
 		{"codec-server", "decrypt encrypted Temporal payloads for the UI and CLI (needs HINDSIGHT_PAYLOAD_KEY)", runCodecServer},
 		{"schedules", "list, apply or trigger the maintenance schedules", runSchedules},
 		{"reindex", "re-embed everything into the current embedder's index and switch to it", runReindex},

@@ -5,16 +5,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/hindsight-memory/hindsight/keys"
 	"github.com/hindsight-memory/hindsight/redact"
 	"github.com/hindsight-memory/hindsight/service"
 )
 
 // serviceConfig is the service's configuration from the stack flags and
-// the environment: the personal-data policy (HINDSIGHT_PII_POLICY) and the
-// redaction key (HINDSIGHT_REDACTION_KEY; unset, the deployment's key kept
-// in the store's settings).
+// the environment: the personal-data policy (HINDSIGHT_PII_POLICY). The
+// redactor, keyed with the deployment's redaction key, comes from the
+// runtime (app.Runtime.Redactor).
 func serviceConfig(s *stackFlags) (service.Config, error) {
 	cfg := service.Config{TaskQueue: s.taskQueue}
 	p, err := redact.ParsePolicy(os.Getenv("HINDSIGHT_PII_POLICY"))
@@ -22,12 +24,6 @@ func serviceConfig(s *stackFlags) (service.Config, error) {
 		return cfg, fmt.Errorf("HINDSIGHT_PII_POLICY: %w", err)
 	}
 	cfg.Policy = p
-	if key := os.Getenv("HINDSIGHT_REDACTION_KEY"); key != "" {
-		if len(key) < 16 {
-			return cfg, fmt.Errorf("HINDSIGHT_REDACTION_KEY is %d characters; use at least 16 random ones", len(key))
-		}
-		cfg.Redactor = redact.New([]byte(key), p)
-	}
 	for t := range strings.SplitSeq(os.Getenv("HINDSIGHT_KEEP_RAW_EVENTS"), ",") {
 		if t = strings.TrimSpace(t); t != "" {
 			cfg.KeepRawEvents = append(cfg.KeepRawEvents, t)
@@ -49,17 +45,17 @@ keep, mask or drop per class).`, "HINDSIGHT_PII_POLICY", "HINDSIGHT_REDACTION_KE
 		fs.Usage()
 		return errUsage
 	}
-	var s stackFlags
+	s := stackFlags{dataDir: envOr("HINDSIGHT_DATA_DIR", "./data")}
 	cfg, err := serviceConfig(&s)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "secrets (always replaced, in events, episodes, memories, decisions and LLM prompts):")
 	fmt.Fprintf(out, "  %s\n", strings.Join(redact.SecretKinds(), ", "))
-	if cfg.Redactor != nil {
+	if os.Getenv(keys.Redaction.Env) != "" {
 		fmt.Fprintln(out, "  placeholder hash keyed with HINDSIGHT_REDACTION_KEY")
 	} else {
-		fmt.Fprintln(out, "  placeholder hash keyed with the deployment's key (made on first start, kept in the store's settings); set HINDSIGHT_REDACTION_KEY to choose it")
+		fmt.Fprintf(out, "  placeholder hash keyed with HINDSIGHT_REDACTION_KEY, required with CLICKHOUSE_ADDR; embedded, with %s (made on first start, readable by you only)\n", filepath.Join(s.dataDir, "keys", keys.Redaction.File))
 	}
 	if len(cfg.KeepRawEvents) > 0 {
 		fmt.Fprintf(out, "  raw events kept unredacted for tenants %s (HINDSIGHT_KEEP_RAW_EVENTS); what is derived from them is redacted\n", strings.Join(cfg.KeepRawEvents, ", "))

@@ -13,6 +13,7 @@ import (
 	"github.com/hindsight-memory/hindsight/app"
 	"github.com/hindsight-memory/hindsight/auth"
 	"github.com/hindsight-memory/hindsight/console"
+	"github.com/hindsight-memory/hindsight/keys"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/metrics"
 	"github.com/hindsight-memory/hindsight/worker"
@@ -155,7 +156,11 @@ dev server's memory.`, append(stackEnvs, "HINDSIGHT_URL", "HINDSIGHT_TOKEN")...)
 			return err
 		}
 	}
-	c, err := connectServices(ctx, &s, &t, log)
+	var need []keys.Key
+	if *transport == "http" {
+		need = append(need, keys.Console)
+	}
+	c, err := connectServices(ctx, &s, &t, log, need...)
 	if err != nil {
 		return err
 	}
@@ -183,7 +188,7 @@ dev server's memory.`, append(stackEnvs, "HINDSIGHT_URL", "HINDSIGHT_TOKEN")...)
 		ln.Close()
 		return err
 	}
-	ui, err := consoleHandler(ctx, svc, rt, tokens, guard, s.tenant, os.Getenv("TEMPORAL_UI_URL"), m, log)
+	ui, err := consoleHandler(svc, rt, tokens, guard, s.tenant, os.Getenv("TEMPORAL_UI_URL"), m, log)
 	if err != nil {
 		ln.Close()
 		return err
@@ -203,8 +208,8 @@ type services struct {
 }
 
 // connectServices dials Temporal and builds the runtime from the
-// environment.
-func connectServices(ctx context.Context, s *stackFlags, t *temporalFlags, log *slog.Logger) (*services, error) {
+// environment, with the redaction key and the keys need names.
+func connectServices(ctx context.Context, s *stackFlags, t *temporalFlags, log *slog.Logger, need ...keys.Key) (*services, error) {
 	tc, err := t.dial(s)
 	if err != nil {
 		return nil, err
@@ -216,6 +221,7 @@ func connectServices(ctx context.Context, s *stackFlags, t *temporalFlags, log *
 		return nil, err
 	}
 	wc.Metrics = m
+	wc.NeedKeys = need
 	rt, err := app.Build(ctx, wc)
 	if err != nil {
 		tc.Close()

@@ -17,6 +17,7 @@ import (
 	"github.com/hindsight-memory/hindsight/auth"
 	"github.com/hindsight-memory/hindsight/console"
 	"github.com/hindsight-memory/hindsight/httpguard"
+	"github.com/hindsight-memory/hindsight/keys"
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/memory"
 	"github.com/hindsight-memory/hindsight/metrics"
@@ -163,14 +164,12 @@ func (s *httpServer) Close() error {
 
 // consoleHandler is the memory console, served next to the MCP endpoint
 // with the same tenants and tokens, behind the listener's guard. Its
-// cookies are signed with a deployment key kept in the store's settings,
-// so a sign-in holds on every replica and across restarts.
-func consoleHandler(ctx context.Context, svc *service.Service, rt *app.Runtime, tokens *auth.Tokens, guard *httpguard.Policy, tenant, temporalUI string, m *metrics.Metrics, log *slog.Logger) (http.Handler, error) {
-	key, err := memory.DeploymentSecret(ctx, rt.Store, "console.session.key")
-	if err != nil {
-		return nil, err
-	}
-	return console.New(console.Options{Service: svc, Store: rt.Store, Screener: rt.Screener, Tokens: tokens, DefaultTenant: tenant, Key: []byte(key), Guard: guard,
+// cookies are signed with the deployment's console key (keys.Console: the
+// environment's, or the data directory's key file), so a sign-in holds on
+// every replica and across restarts, and nothing in the store can forge
+// one.
+func consoleHandler(svc *service.Service, rt *app.Runtime, tokens *auth.Tokens, guard *httpguard.Policy, tenant, temporalUI string, m *metrics.Metrics, log *slog.Logger) (http.Handler, error) {
+	return console.New(console.Options{Service: svc, Store: rt.Store, Screener: rt.Screener, Tokens: tokens, DefaultTenant: tenant, Key: rt.Keys.Get(keys.Console), Guard: guard,
 		TemporalUI: temporalUI, Namespace: envOr("TEMPORAL_NAMESPACE", "default"), Logger: log, Metrics: m})
 }
 
@@ -192,14 +191,10 @@ func mcpMux(s *mcpserver_.MCPServer, tokens *auth.Tokens, tenant string, session
 	return ops
 }
 
-// mcpSessions signs MCP session IDs with the deployment's key, kept in the
-// store's settings, so that sessions survive a restart and work on every
-// replica; the sessions clients end are kept there too, so they stay
-// ended after a restart.
-func mcpSessions(ctx context.Context, settings memory.Settings) (*mcpserver.Sessions, error) {
-	key, err := memory.DeploymentSecret(ctx, settings, mcpserver.SessionKeySetting)
-	if err != nil {
-		return nil, err
-	}
-	return mcpserver.NewSessions([]byte(key)).Persist(settings), nil
+// mcpSessions signs MCP session IDs with the deployment's session key
+// (keys.Session), so that sessions survive a restart and work on every
+// replica; the sessions clients end are kept in the store's settings, so
+// they stay ended after a restart.
+func mcpSessions(key []byte, settings mcpserver.Settings) *mcpserver.Sessions {
+	return mcpserver.NewSessions(key).Persist(settings)
 }

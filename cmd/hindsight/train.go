@@ -172,7 +172,8 @@ Train the detector of memories that read as instructions to the agent
 it from. The dictionaries (make dicts) lend it synonyms of the words the
 data uses; it needs none to run. Training is deterministic. It prints the
 scores on each file of --heldout, texts written apart from the training
-data and never trained on, with every miss and false alarm.`)
+data and never trained on: only the scores, never the texts missed or
+flagged, so that no one changing the data or the cues reads them.`)
 	data := fs.String("data", filepath.Join("lang", "inject", "data"), "folder of labelled *.jsonl files")
 	heldout := fs.String("heldout", filepath.Join("lang", "inject", "heldout"), "folder of held-out labelled *.jsonl files")
 	outFile := fs.String("out", filepath.Join("lang", "inject", "model.gz"), "file to write the model to")
@@ -219,7 +220,9 @@ data and never trained on, with every miss and false alarm.`)
 			return fmt.Errorf("%s: %w", *heldout, err)
 		}
 		// Each file is a set written apart by someone else: each is
-		// scored on its own, so that one cannot make up for another.
+		// scored on its own, so that one cannot make up for another, and
+		// only its scores are printed (a held-out text read while the
+		// data or the cues change is held out no longer).
 		var files []string
 		byFile := map[string][]inject.Example{}
 		for _, x := range hx {
@@ -232,12 +235,6 @@ data and never trained on, with every miss and false alarm.`)
 			r := m.Evaluate(byFile[f])
 			fmt.Fprintf(out, "held out %s: %d attacks, %d benign: recall %.3f, false positives %.3f, precision %.3f\n",
 				f, r.Attacks(), r.Benign(), r.Recall(), r.FalsePositives(), r.Precision())
-			for _, x := range r.Missed {
-				fmt.Fprintf(out, "  missed  %.2f  %s\n", m.Score(x.Text), x.Text)
-			}
-			for _, x := range r.False {
-				fmt.Fprintf(out, "  flagged %.2f  %s\n", m.Score(x.Text), x.Text)
-			}
 		}
 	}
 	if len(unseen) > 0 {

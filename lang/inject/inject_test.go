@@ -90,16 +90,16 @@ func TestHeldOutQuality(t *testing.T) {
 		if len(xs) < 200 {
 			t.Errorf("%s has %d texts, want at least 200", f, len(xs))
 		}
+		// Only the scores: the texts missed or flagged are never
+		// printed, so that no one tuning the cues or the data reads them.
 		r := m.Evaluate(xs)
 		t.Logf("%s: recall %.3f, false positives %.3f", f, r.Recall(), r.FalsePositives())
-		for _, x := range r.Missed {
-			t.Logf("  missed  %.2f  %s", m.Score(x.Text), x.Text)
+		floor, ceiling := heldOutRecall, heldOutFalse
+		if fl, ok := heldOutFloors[f]; ok {
+			floor, ceiling = fl[0], fl[1]
 		}
-		for _, x := range r.False {
-			t.Logf("  flagged %.2f  %s", m.Score(x.Text), x.Text)
-		}
-		if r.Recall() < heldOutRecall || r.FalsePositives() > heldOutFalse {
-			t.Errorf("%s: recall %.3f (floor %.2f), false positives %.3f (ceiling %.2f)", f, r.Recall(), heldOutRecall, r.FalsePositives(), heldOutFalse)
+		if r.Recall() < floor || r.FalsePositives() > ceiling {
+			t.Errorf("%s: recall %.3f (floor %.2f), false positives %.3f (ceiling %.2f)", f, r.Recall(), floor, r.FalsePositives(), ceiling)
 		}
 	}
 	_, unseen := trainingSet(t)
@@ -125,6 +125,15 @@ const (
 	heldOutRecall = 0.95
 	heldOutFalse  = 0.03
 )
+
+// heldOutFloors are the floors of the files that differ from the
+// others: recall and false positives.
+var heldOutFloors = map[string][2]float64{
+	// Written in one sitting before the detectors' cues were next
+	// changed, and scored once after (see data/README.md): the
+	// targets of issue 37.
+	"heldout3.jsonl": {0.90, 0.03},
+}
 
 func TestCuePairs(t *testing.T) {
 	has := func(text, f string) bool { return slices.Contains(Features(text), f) }

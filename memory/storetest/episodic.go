@@ -750,6 +750,18 @@ func testSettings(t *testing.T, s memory.EpisodicStore) {
 	if len(got) != 2 || got[key+".one"] != "1" || got[key+".two"] != "2b" {
 		t.Fatalf("Settings(%q) = %v, want the two under the prefix, the latest of each", key+".", got)
 	}
+	// Deleting removes every write of a key, and only that key.
+	must(t, s.DeleteSetting(ctx, key+".two"))
+	must(t, s.DeleteSetting(ctx, key+".never-set"))
+	if got, err := s.Settings(ctx, key+"."); err != nil || len(got) != 1 || got[key+".one"] != "1" {
+		t.Fatalf("Settings(%q) after deleting .two = %v, %v, want .one alone", key+".", got, err)
+	}
+	if v, err := s.Setting(ctx, key+".two"); err != nil || v != "" {
+		t.Fatalf("a deleted setting = %q, %v, want unset", v, err)
+	}
+	if err := s.DeleteSetting(ctx, "bad key"); !memory.IsInvalid(err) {
+		t.Fatalf("DeleteSetting with a bad key = %v, want EINVALID", err)
+	}
 }
 
 func must(t *testing.T, err error) {

@@ -36,6 +36,20 @@ func (s *Store) PutSetting(ctx context.Context, key, value string) error {
 	})
 }
 
+// DeleteSetting implements memory.EpisodicStore: a lightweight DELETE of
+// every write of the key, which returns once no read sees them, then a
+// merge of the table (a handful of rows) so that no part on disk holds
+// them either.
+func (s *Store) DeleteSetting(ctx context.Context, key string) error {
+	if err := memory.ValidateSettingKey("clickhouse: delete setting", key); err != nil {
+		return err
+	}
+	if err := s.exec(ctx, "delete setting", "DELETE FROM settings WHERE key = {key:String}", ch.Named("key", key)); err != nil {
+		return err
+	}
+	return s.exec(ctx, "delete setting", "OPTIMIZE TABLE settings FINAL")
+}
+
 // Settings implements memory.EpisodicStore.
 func (s *Store) Settings(ctx context.Context, prefix string) (map[string]string, error) {
 	out := map[string]string{}
