@@ -72,12 +72,14 @@ func (c completer) fromMemory(ctx context.Context, name string) ([]string, error
 	if name == "user_id" && bound != "" {
 		return []string{bound}, nil // a caller bound to a user sees no other
 	}
-	// What the resources show the caller (viewer); a tenant-wide token,
-	// which may act for any user, is offered the users' IDs too.
-	v := viewer(ctx)
-	if name == "user_id" {
-		id, _ := auth.From(ctx)
-		v = id.Viewer()
+	// Names (user IDs, projects, task types) are offered from all the
+	// caller may act for: a tenant-wide token may name any user, whose
+	// projects it then reads. Memory and episode IDs only from what the
+	// resources show it (viewer).
+	id, _ := auth.From(ctx)
+	v := id.Viewer()
+	if name == "id" {
+		v = viewer(ctx)
 	}
 	ms, eps, err := c.t.b.Browse(ctx, tenant, v.Scopes(), resourceListMax)
 	if err != nil {

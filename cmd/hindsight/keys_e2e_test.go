@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hindsight-memory/hindsight/auth"
 	"github.com/hindsight-memory/hindsight/console"
 	"github.com/hindsight-memory/hindsight/keys"
 	"github.com/hindsight-memory/hindsight/mcpserver"
@@ -23,14 +24,17 @@ import (
 	"github.com/hindsight-memory/hindsight/store/clickhouse/chdb"
 )
 
-// consoleCookie is a sign-in cookie for tenant signed with key, made the
+// consoleToken is the console's token in these tests.
+const consoleToken = "default-token-0123456789"
+
+// consoleCookie is a sign-in cookie for token signed with key, made the
 // way the console makes one.
-func consoleCookie(key []byte, tenant string) *http.Cookie {
-	payload := fmt.Sprintf("%s||%d", tenant, time.Now().Add(time.Hour).Unix())
+func consoleCookie(key []byte, token string) *http.Cookie {
+	raw, _ := json.Marshal(map[string]any{"n": "nonce-of-a-test-browser", "e": time.Now().Add(time.Hour).Unix(), "r": new(auth.Tokens).Ref(key, token)})
+	payload := base64.RawURLEncoding.EncodeToString(raw)
 	m := hmac.New(sha256.New, key)
-	m.Write([]byte("hindsight-console|" + payload))
-	sig := base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-	return &http.Cookie{Name: "hindsight_console", Value: base64.RawURLEncoding.EncodeToString([]byte(payload + "|" + sig))}
+	m.Write([]byte("hindsight-console|session|" + payload))
+	return &http.Cookie{Name: "hindsight_console", Value: payload + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))}
 }
 
 // signedIn reports whether the console takes the cookie as a sign-in.
@@ -76,12 +80,12 @@ func TestNoKeyInTheStore(t *testing.T) {
 	old.Close()
 
 	st := startTestDevWith(t, dataDir, func(o *devOptions) {
-		withTokens(t, dataDir, "default default-token-0123456789\n")(o)
+		withTokens(t, dataDir, "default "+consoleToken+"\n")(o)
 		o.clickhouseHTTP = "127.0.0.1:0"
 	})
 	defer st.Close()
 	base := "http://" + st.http.Addr()
-	if !signedIn(t, base, consoleCookie([]byte(legacy[keys.Console]), "default")) {
+	if !signedIn(t, base, consoleCookie([]byte(legacy[keys.Console]), consoleToken)) {
 		t.Fatal("a console sign-in signed before the keys moved out of the store no longer signs in")
 	}
 	files := map[string]string{}
@@ -158,13 +162,13 @@ func TestNoKeyInTheStore(t *testing.T) {
 	}
 	for _, v := range readable {
 		for _, key := range []string{v, strings.TrimSpace(v)} {
-			if signedIn(t, base, consoleCookie([]byte(key), "default")) {
+			if signedIn(t, base, consoleCookie([]byte(key), consoleToken)) {
 				t.Fatalf("a value SQL can read signs a console cookie: %.12s…", key)
 			}
 		}
 	}
 	// The test can tell: the key file's key does sign in.
-	if !signedIn(t, base, consoleCookie([]byte(files[keys.Console.File]), "default")) {
+	if !signedIn(t, base, consoleCookie([]byte(files[keys.Console.File]), consoleToken)) {
 		t.Fatal("the console key does not sign in: the forgery check above proves nothing")
 	}
 }

@@ -187,7 +187,12 @@ func TestResourcesAndPrompts(t *testing.T) {
 	if err != nil || !strings.Contains(text, "dana.ruiz@example.com") || strings.Contains(text, "555-0142") || strings.Contains(text, "[lesson]") {
 		t.Errorf("dana's rules (%v):\n%s", err, text)
 	}
-	if text, err = read(desk, "hindsight://memories?project=returns-desk"); err != nil || !strings.Contains(text, "dana.ruiz@example.com") || strings.Contains(text, "555-0142") {
+	// A tenant-wide token reads for the user it names, and without one
+	// for nobody: the shared memories only.
+	if text, err = read(desk, "hindsight://memories?project=returns-desk"); err != nil || strings.Contains(text, "dana.ruiz@example.com") {
+		t.Errorf("the project's memories without a user (%v):\n%s", err, text)
+	}
+	if text, err = read(desk, "hindsight://memories?project=returns-desk&user_id=cust-dana"); err != nil || !strings.Contains(text, "dana.ruiz@example.com") || strings.Contains(text, "555-0142") {
 		t.Errorf("the project's memories (%v):\n%s", err, text)
 	}
 	if _, err := read(dana, "hindsight://memories?kind=rule&user_id=cust-omar"); err == nil || !strings.Contains(err.Error(), "cust-dana") {
