@@ -28,21 +28,35 @@ const MigrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations
 ENGINE = ReplacingMergeTree(applied_at)
 ORDER BY version`
 
-// MigrationLock is the DDL that takes the migration lock: creating a
-// table is atomic, so of processes starting together exactly one succeeds
-// and applies the pending migrations; the others get "already exists" and
-// wait. The holder drops the table when done; a Memory table also goes
-// with a server restart.
+// MigrationLockPrefix names the migration lock's tables: the lock of
+// generation g is the table MigrationLockPrefix+g (MigrationLock(g)).
+// Creating a table is atomic, so of processes creating one name exactly
+// one succeeds: taking the lock is creating the next generation's table,
+// a compare-and-set on the generation, whether the lock was free or is
+// taken over from a process that died. The table holds its holder's
+// renewals (the holder first, then one row per renewal) and, once it
+// released the lock, a row marked released; a Memory table also goes with
+// a server restart.
 //
-// On a cluster the lock is taken ON CLUSTER (see OnCluster): one Memory
-// table on every host, not a replicated one. What makes it a lock there is
-// the distributed DDL queue in Keeper: concurrent CREATEs are queued in one
-// order and every host runs them in that order, so the same process wins
-// on every host and each other one gets "already exists" from at least
-// one host. A host that restarts while the lock is held loses its copy; a
-// contender then still fails on the other hosts and waits. Taking the lock
-// needs every host up, as every ON CLUSTER statement of the migrations does.
-const MigrationLock = `CREATE TABLE schema_migration_lock (holder String) ENGINE = Memory`
+// On a cluster the tables are created ON CLUSTER (see OnCluster): one
+// Memory table on every host, not a replicated one. What makes creating
+// one a lock there is the distributed DDL queue in Keeper: concurrent
+// CREATEs are queued in one order and every host runs them in that order,
+// so the same process wins on every host and each other one gets "already
+// exists" from at least one host. Taking the lock needs every host up, as
+// every ON CLUSTER statement of the migrations does.
+const MigrationLockPrefix = "schema_migration_lock_"
+
+// MigrationLock is the DDL that takes the migration lock of generation
+// gen (see MigrationLockPrefix).
+func MigrationLock(gen int) string {
+	return fmt.Sprintf("CREATE TABLE %s%d (holder String, at DateTime64(3, 'UTC'), released UInt8) ENGINE = Memory", MigrationLockPrefix, gen)
+}
+
+// LegacyMigrationLock is the lock's table before generations: a process
+// of an earlier version holds the lock while it exists and is younger
+// than the lease.
+const LegacyMigrationLock = "schema_migration_lock"
 
 // Migration is one versioned schema change.
 type Migration struct {

@@ -31,3 +31,12 @@ func BoundCache(t testing.TB, tenants, memories, ids int) {
 	cacheTenants, cacheMemories, cacheIDs = tenants, memories, ids
 	t.Cleanup(func() { cacheTenants, cacheMemories, cacheIDs = old[0], old[1], old[2] })
 }
+
+// SetBeforeMigration runs f before each migration s applies.
+func (s *Store) SetBeforeMigration(f func(version int)) { s.beforeMigration = f }
+
+// MigrationLockFor takes the migration lock as Migrate does, for tests of
+// the lock itself.
+func (s *Store) MigrationLockFor(ctx context.Context) (context.Context, func(), error) {
+	return s.migrationLock(ctx, func() (bool, error) { return false, nil })
+}

@@ -28,6 +28,9 @@ type Store struct {
 	clock func() time.Time
 	// lease is migrationLease; tests shorten it.
 	lease time.Duration
+	// beforeMigration, when set (tests), runs before each migration this
+	// process applies.
+	beforeMigration func(version int)
 	// cache, when set (CacheMemories), answers reads of memories by ID
 	// and by content hash.
 	cache *memoryCache
@@ -179,7 +182,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil || len(todo) == 0 {
 		return err
 	}
-	release, err := s.migrationLock(ctx, func() (bool, error) {
+	ctx, release, err := s.migrationLock(ctx, func() (bool, error) {
 		applied, err := s.AppliedMigrations(ctx)
 		if err != nil {
 			return false, err
@@ -202,6 +205,12 @@ func (s *Store) Migrate(ctx context.Context) error {
 		record = ch.Context(ctx, ch.WithSettings(ch.Settings{"insert_quorum": replicas}))
 	}
 	for _, m := range todo {
+		if s.beforeMigration != nil {
+			s.beforeMigration(m.Version)
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("clickhouse: migrate: %04d_%s: %w", m.Version, m.Name, context.Cause(ctx))
+		}
 		for i, stmt := range m.Statements {
 			if err := s.ddl(ctx, stmt); err != nil {
 				return fmt.Errorf("clickhouse: migrate: %04d_%s statement %d: %w", m.Version, m.Name, i+1, err)
@@ -220,62 +229,6 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	return nil
 }
-
-// migrationLease is how long the migration lock holds: a lock older than
-// this was left by a process that died while migrating, and is taken over.
-const migrationLease = time.Minute
-
-// migrationLock takes the migration lock (chschema.MigrationLock). It
-// returns a release func once this process holds it, or nil when done()
-// reports, while waiting, that another process applied everything.
-func (s *Store) migrationLock(ctx context.Context, done func() (bool, error)) (release func(), err error) {
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		err := s.ddl(ctx, chschema.MigrationLock)
-		if err == nil {
-			return func() {
-				ctx, cancel := s.withTimeout(context.Background())
-				defer cancel()
-				_ = s.ddl(ctx, migrationUnlock)
-			}, nil
-		}
-		if !alreadyExists(err) {
-			return nil, fmt.Errorf("clickhouse: migrate: take the migration lock: %w", err)
-		}
-		if ok, err := done(); err != nil || ok {
-			return nil, err
-		}
-		// On a cluster the lock is read on every host: one that restarted
-		// has lost its copy, and a lock left only elsewhere must still age.
-		var age int64
-		lockAge := "SELECT dateDiff('second', metadata_modification_time, now()) FROM system.tables WHERE database = {db:String} AND name = 'schema_migration_lock'"
-		if s.cfg.Cluster != "" {
-			lockAge = "SELECT max(dateDiff('second', metadata_modification_time, now())) FROM clusterAllReplicas('" + s.cfg.Cluster +
-				"', system.tables) WHERE database = {db:String} AND name = 'schema_migration_lock'"
-		}
-		err = s.queryRows(ctx, "migrate: age of the migration lock", lockAge,
-			func(r driver.Rows) error { return r.Scan(&age) }, ch.Named("db", s.cfg.Database))
-		if err != nil {
-			return nil, err
-		}
-		if age > int64(s.lease/time.Second) {
-			s.log.Warn("clickhouse: taking over a migration lock left by a process that died", "age_s", age)
-			if err := s.ddl(ctx, migrationUnlock); err != nil {
-				return nil, fmt.Errorf("clickhouse: migrate: take over the migration lock: %w", err)
-			}
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("clickhouse: migrate: waiting for another process to apply the migrations: %w", ctx.Err())
-		case <-tick.C:
-		}
-	}
-}
-
-// migrationUnlock releases the migration lock.
-const migrationUnlock = "DROP TABLE IF EXISTS schema_migration_lock"
 
 // ddl runs a schema statement: as it is on a single server; on a cluster
 // on every host, with replicated engines (chschema.OnCluster). ON CLUSTER
