@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hindsight-memory/hindsight/mcpserver"
 	"github.com/hindsight-memory/hindsight/memory"
+	"github.com/hindsight-memory/hindsight/service"
 	"github.com/hindsight-memory/hindsight/store/clickhouse"
 )
 
@@ -150,6 +153,109 @@ func TestRawEventsKeptForAudit(t *testing.T) {
 	for _, table := range []string{"episodes", "memory_versions", "memories_current", "merge_decisions"} {
 		if strings.Contains(scan(table), secret) {
 			t.Errorf("%s holds the secret of a raw event", table)
+		}
+	}
+}
+
+// TestEveryShapeKeptOut ends a session with each shape of secret the
+// review of issue 37 found stored as written (an inline assignment before
+// a command, a name with words before it, values that start with a
+// symbol, a password stated in prose, dotted and prefixed provider tokens,
+// the passwords of curl -u and docker login -p, an npm token), with
+// secrets in the identifiers a caller chooses too (session, agent, task
+// type, project), stores a memory and recalls with a query holding one:
+// no secret is in any table of the store, the vector index, the user's
+// export or what recall returns.
+func TestEveryShapeKeptOut(t *testing.T) {
+	st := startTestDev(t, filepath.Join(t.TempDir(), "data"))
+	defer st.Close()
+	session := connect(t, st.mcpURL())
+	ctx := context.Background()
+
+	secrets := map[string]string{
+		"inline":       "Vx9mQ2rLtW",
+		"extra-words":  "Kp3wZ8nRqT",
+		"symbol-first": "%Tz8qLw3Nx5B",
+		"bracket":      "[Hq7zLm2Xv9]",
+		"prose":        "Q7mZx2Lk9Np4Rs6Tv8Wb0Yd2Fh4Jk6Lm8Np0RtA",
+		"sendgrid":     "SG.Lm4Nq8Rt2Vx6Zb0Cd3Ef7.Gh1Jk5Mn9Pq3Rs7Tv1Wx5Yz9Ab3Cd7Ef1Gh5Jk9Mn",
+		"vault":        "hvs.CAESIHm2Qx8Lz4Vb7Np1Kt5Rw9Yc",
+		"curl":         "Bq5!rTz8Mx",
+		"docker":       "Wd3nLq8Zx7",
+		"npm":          "f7Hq2Lz9Vm4Xb8Nc1Rt5Wy3Kp",
+		"in-ids":       "Yr6tPz2Qm8",
+	}
+	withSecret := "DEPLOY_PASSWORD=" + secrets["in-ids"]
+	ts := func(m string) string { return "2026-06-03T09:" + m + ":00Z" }
+	events := []map[string]any{
+		{"role": "user", "content": "Rotate the mail relay credentials. For the record, the AWS secret is " + secrets["prose"] + " until Friday.", "ts": ts("00")},
+		{"role": "tool", "tool_name": "bash", "tool_args": `{"cmd":"PGPASSWORD=` + secrets["inline"] + ` psql -h db.internal -U relay -c 'select 1'"}`, "tool_result": "1", "ts": ts("01")},
+		{"role": "tool", "tool_name": "bash", "tool_args": `{"cmd":"cat relay.env"}`,
+			"tool_result": "PRIMARY_DB_PASSWORD=" + secrets["extra-words"] + "\nSESSION_SECRET=" + secrets["symbol-first"] + "\nCOOKIE_SECRET=" + secrets["bracket"] +
+				"\nSENDGRID_API_KEY=" + secrets["sendgrid"] + "\n//registry.npmjs.org/:_authToken=" + secrets["npm"], "ts": ts("02")},
+		{"role": "tool", "tool_name": "bash", "tool_args": `{"cmd":"vault login ` + secrets["vault"] + `"}`, "tool_result": "Success! You are now authenticated.", "ts": ts("03")},
+		{"role": "tool", "tool_name": "bash", "tool_args": `{"cmd":"curl -s -u relay-admin:` + secrets["curl"] + ` https://relay.internal/api/rotate"}`,
+			"error": "curl: (22) The requested URL returned error: 403", "ts": ts("04")},
+		{"role": "tool", "tool_name": "bash", "tool_args": `{"cmd":"docker login -u relay -p ` + secrets["docker"] + ` registry.internal"}`, "tool_result": "Login Succeeded", "ts": ts("05")},
+		{"role": "assistant", "content": "The rotate endpoint refused relay-admin with 403; the registry login worked.", "ts": ts("06")},
+		{"role": "user", "content": "From now on rotate relay credentials through the vault CLI, never through the relay API.", "ts": ts("07")},
+	}
+	end := call[mcpserver.EndOutput](t, session, mcpserver.ToolEnd, map[string]any{"session_id": "s-" + withSecret, "user_id": "u-ana",
+		"agent": "agent-" + withSecret, "project": "/src/" + withSecret, "events": events, "wait": true})
+	if end.Status != "completed" {
+		t.Fatalf("session_end = %+v", end)
+	}
+	call[mcpserver.DecisionOutput](t, session, mcpserver.ToolStore, map[string]any{
+		"content": "On staging, relay-admin signs in with the password " + secrets["curl"] + " as well.", "kind": "fact", "task_type": "relay " + withSecret, "user_id": "u-ana", "scope": "user"})
+	rec := call[mcpserver.RecallOutput](t, session, mcpserver.ToolRecall, map[string]any{"query": "how do I rotate the relay credentials, PGPASSWORD=" + secrets["inline"] + "?",
+		"user_id": "u-ana", "top_k": 10})
+	if len(rec.Results) == 0 {
+		t.Fatalf("recall returned nothing: %+v", rec)
+	}
+
+	q := st.runtime.Store.(interface {
+		QueryReadOnly(context.Context, string, io.Writer, clickhouse.QueryOptions) error
+	})
+	var tables bytes.Buffer
+	if err := q.QueryReadOnly(ctx, "SELECT name FROM system.tables WHERE database = currentDatabase() AND engine NOT LIKE '%View'", &tables, clickhouse.QueryOptions{Format: clickhouse.FormatTSV}); err != nil {
+		t.Fatal(err)
+	}
+	var dump bytes.Buffer
+	names := strings.Fields(tables.String())[1:]
+	if !slices.Contains(names, "events") || !slices.Contains(names, "memory_versions") {
+		t.Fatalf("the store's tables: %v", names)
+	}
+	for _, table := range names {
+		if err := q.QueryReadOnly(ctx, "SELECT * FROM "+table, &dump, clickhouse.QueryOptions{Format: clickhouse.FormatTSV, MaxRows: 100000}); err != nil {
+			t.Fatalf("scan %s: %v", table, err)
+		}
+	}
+	if !strings.Contains(dump.String(), "⟨secret:") {
+		t.Fatal("the store holds no placeholder; is the session stored?")
+	}
+	for _, c := range []memory.Collection{memory.CollectionMemories, memory.CollectionEpisodes} {
+		docs, err := st.runtime.Index.List(ctx, c, memory.VectorFilter{Tenant: memory.DefaultTenant}, "", 10000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(docs)
+		dump.Write(raw)
+	}
+	x, err := service.Export(ctx, st.runtime.Store, memory.DefaultTenant, "u-ana", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Events) == 0 {
+		t.Fatalf("the export holds no session of u-ana: %+v", x)
+	}
+	raw, _ := json.Marshal(x)
+	dump.Write(raw)
+	raw, _ = json.Marshal(rec)
+	dump.Write(raw)
+	d := dump.String()
+	for name, s := range secrets {
+		if i := strings.Index(d, s); i >= 0 {
+			t.Errorf("the %s secret %q is stored, exported or recalled: …%s…", name, s, d[max(0, i-160):min(len(d), i+60)])
 		}
 	}
 }
