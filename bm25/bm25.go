@@ -29,7 +29,7 @@ func TermID(term string) uint32 {
 }
 
 // Terms are a memory's keyword terms, with repeats.
-func Terms(m memory.Memory) []string { return lang.Terms(memory.IndexText(m)) }
+func Terms(m memory.Memory) []string { return lang.DocTerms(memory.IndexText(m)) }
 
 // Document is the sparse vector of a document with terms (with repeats),
 // weighted against a tenant whose memories average avgLen terms (the

@@ -154,3 +154,109 @@ func Runs(s string) []Run {
 // IsCJKStopChar reports whether a single CJK character is a function
 // character (particle, pronoun, measure word) that Terms drops.
 func IsCJKStopChar(r rune) bool { return isCJKStop(r) }
+
+// Identifier is a word written as code writes names, in camelCase or
+// PascalCase ("readinessProbe", "NotReady", "maxRetries"): Whole is its
+// term as Terms reads it, Parts the terms of the words it joins.
+type Identifier struct {
+	Whole string
+	Parts []string
+}
+
+// Identifiers finds the camelCase and PascalCase words of s, so that a
+// memory that writes "readinessProbe" speaks of a readiness probe, and a
+// query that asks about "timeoutSeconds" of a timeout in seconds. Words
+// in one case, or in capitals only ("HTTP", "UTC"), are not split; an
+// acronym inside a name is one part ("parseHTTPResponse": parse, http,
+// response).
+func Identifiers(s string) []Identifier {
+	var out []Identifier
+	start := -1
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		w := s[start:end]
+		start = -1
+		parts := splitCamel(w)
+		if len(parts) < 2 {
+			return
+		}
+		id := Identifier{Whole: Stem(Fold(w))}
+		for _, p := range parts {
+			p = Fold(p)
+			if len(p) >= 2 && !IsStopWord(p) {
+				id.Parts = append(id.Parts, Stem(p))
+			}
+		}
+		if len(id.Parts) > 0 {
+			out = append(out, id)
+		}
+	}
+	for i, r := range s {
+		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		flush(i)
+	}
+	flush(len(s))
+	return out
+}
+
+// splitCamel splits an ASCII word at its case changes: "readinessProbe" →
+// readiness, Probe; "parseHTTPResponse" → parse, HTTP, Response. A word
+// with no lower-to-upper change is returned whole.
+func splitCamel(w string) []string {
+	var parts []string
+	last := 0
+	for i := 1; i < len(w); i++ {
+		prev, cur := w[i-1], w[i]
+		next := byte(0)
+		if i+1 < len(w) {
+			next = w[i+1]
+		}
+		lowerToUpper := isLowerASCII(prev) && isUpperASCII(cur)
+		acronymEnd := isUpperASCII(prev) && isUpperASCII(cur) && isLowerASCII(next)
+		if lowerToUpper || acronymEnd {
+			parts = append(parts, w[last:i])
+			last = i
+		}
+	}
+	parts = append(parts, w[last:])
+	if len(parts) < 2 || !strings.ContainsFunc(w, func(r rune) bool { return r >= 'a' && r <= 'z' }) {
+		return []string{w}
+	}
+	return parts
+}
+
+func isLowerASCII(b byte) bool { return b >= 'a' && b <= 'z' }
+func isUpperASCII(b byte) bool { return b >= 'A' && b <= 'Z' }
+
+// DocTerms are the terms a memory is indexed on: its Terms, and the
+// parts of its identifiers (Identifiers), so that words a query writes
+// apart find the name a memory writes joined.
+func DocTerms(s string) []string {
+	out := Terms(s)
+	for _, id := range Identifiers(s) {
+		out = append(out, id.Parts...)
+	}
+	return out
+}
+
+// QueryTerms are the terms a query searches with: its Terms, and the
+// parts of each of its identifiers that no document writes joined (known
+// reports whether one does), so that "maxRetries" finds a memory that
+// writes "max retries" without its parts outweighing the name where the
+// name itself is stored.
+func QueryTerms(s string, known func(term string) bool) []string {
+	out := Terms(s)
+	for _, id := range Identifiers(s) {
+		if !known(id.Whole) {
+			out = append(out, id.Parts...)
+		}
+	}
+	return out
+}

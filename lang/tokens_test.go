@@ -2,6 +2,7 @@ package lang
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -44,5 +45,26 @@ func TestTokens(t *testing.T) {
 	t.Logf("mean absolute error %.1f%%", 100*mean)
 	if mean > 0.3 {
 		t.Errorf("mean absolute error %.1f%%, want at most 30%%", 100*mean)
+	}
+}
+
+func TestIdentifiers(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want string
+	}{
+		{"set readinessProbe timeoutSeconds to 5", "readinessprob=readi+probe timeoutsecond=timeout+second"},
+		{"pods go NotReady", "notreadi=not+readi"},
+		{"call parseHTTPResponse first", "parsehttprespons=pars+http+respons"},
+		{"HTTP and UTC and lowercase words stay whole", ""},
+		{"读取 userId 字段", "userid=user+id"},
+	} {
+		var got []string
+		for _, id := range Identifiers(c.in) {
+			got = append(got, id.Whole+"="+strings.Join(id.Parts, "+"))
+		}
+		if s := strings.Join(got, " "); s != c.want {
+			t.Errorf("Identifiers(%q) = %q, want %q", c.in, s, c.want)
+		}
 	}
 }

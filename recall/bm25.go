@@ -41,7 +41,10 @@ func newKeywordIndex() *keywordIndex {
 
 // add indexes text under id and returns its ordinal.
 func (x *keywordIndex) add(id, text string) int32 {
-	terms := lang.Terms(text)
+	// The parts of a name are other ways to find the same word, not more
+	// words: the document's length is its Terms'.
+	terms := lang.DocTerms(text)
+	length := len(lang.Terms(text))
 	tf := make(map[string]int32, len(terms))
 	for _, t := range terms {
 		tf[t]++
@@ -53,7 +56,7 @@ func (x *keywordIndex) add(id, text string) int32 {
 		ord = int32(len(x.docs))
 		x.docs = append(x.docs, kwDoc{})
 	}
-	d := kwDoc{id: id, terms: make([]string, 0, len(tf)), length: len(terms), live: true}
+	d := kwDoc{id: id, terms: make([]string, 0, len(tf)), length: length, live: true}
 	for t, n := range tf {
 		p := x.postings[t]
 		if p == nil {

@@ -191,7 +191,7 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 		}
 	}
 	x := expandQuery(e.deps.Lexicon, parsed.Text)
-	terms := append(lang.Terms(parsed.Text), x.crossTerms()...)
+	terms := append(c.queryTerms(parsed.Text), x.crossTerms()...)
 	kw, kwIn := c.searchKeyword(terms, f, tf, e.cfg.KeywordCandidates)
 	if parsed.TimeUse == string(TimeFilter) && len(kw) == 0 && !slices.ContainsFunc(vec.hits, similar) {
 		// A range read from the text is a guess; when nothing at all was
@@ -202,7 +202,7 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 		parsed.TimeUse = timeFilterEmpty
 		parsed.Text = q.Text
 		x = expandQuery(e.deps.Lexicon, parsed.Text)
-		terms = append(lang.Terms(parsed.Text), x.crossTerms()...)
+		terms = append(c.queryTerms(parsed.Text), x.crossTerms()...)
 		if e.deps.Index != nil {
 			vec = e.searchVectors(ctx, parsed.Text, f, nil)
 			if vec.err != nil {
@@ -294,6 +294,14 @@ func (e *Engine) verify(ctx context.Context, c *tenantCache, tenant string, resu
 
 // searchKeyword returns the keyword candidates passing f and, with a time
 // boost, those passing tf too.
+// queryTerms are the terms keyword search looks text up by
+// (lang.QueryTerms, against this tenant's index).
+func (c *tenantCache) queryTerms(text string) []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return lang.QueryTerms(text, func(t string) bool { return len(c.kw.postings[t]) > 0 })
+}
+
 func (c *tenantCache) searchKeyword(terms []string, f memory.VectorFilter, tf *memory.VectorFilter, k int) (kw, kwIn []kwHitID) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()

@@ -75,6 +75,12 @@ func relevanceTerms(text string, lx *lexicon.Lexicon, x expansion) []relTerm {
 		rt.forms = append(rt.forms, x[form[0]]...)
 		out = append(out, rt)
 	}
+	// A name the query writes joined ("readinessProbe") may be written
+	// apart in a memory: its parts, all of them, are another form.
+	parts := map[string][]string{}
+	for _, id := range lang.Identifiers(text) {
+		parts[id.Whole] = id.Parts
+	}
 	for _, r := range lang.Runs(text) {
 		if !r.CJK {
 			if lang.IsStopWord(r.Text) {
@@ -82,6 +88,9 @@ func relevanceTerms(text string, lx *lexicon.Lexicon, x expansion) []relTerm {
 			}
 			st := lang.Stem(r.Text)
 			add(st, []string{st}, weightWord, st, lang.Specificity(st))
+			if ps, ok := parts[st]; ok && len(out) > 0 && out[len(out)-1].forms[0][0] == st {
+				out[len(out)-1].forms = append(out[len(out)-1].forms, ps)
+			}
 			continue
 		}
 		var words []string

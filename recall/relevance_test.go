@@ -188,3 +188,19 @@ func TestCurrentBeforeSuperseded(t *testing.T) {
 		t.Fatalf("default recall %v, want only the current memory", ids(d))
 	}
 }
+
+// TestNamesWrittenJoined: a memory that writes a setting as code names it
+// ("readinessProbe timeoutSeconds") answers a query that writes its words
+// apart, and a query that writes the name joined finds a memory that
+// writes it apart.
+func TestNamesWrittenJoined(t *testing.T) {
+	e := newEnv(t, Config{NoUsage: true, MinRelevance: -1})
+	e.write(t, mem("acme", "joined", "Fix: readinessProbe timeoutSeconds 1 → 5 and failureThreshold 1 → 3.", 0),
+		mem("acme", "apart", "The retry budget is set by max retries in the worker config.", 0))
+	if got := relevanceOf(t, e, "the readiness probe keeps timing out, how long should its timeout be in seconds?"); got["joined"] < DefaultMinRelevance {
+		t.Errorf("the memory naming readinessProbe: relevance %.2f to a query about the readiness probe, want at least %.2f", got["joined"], DefaultMinRelevance)
+	}
+	if got := relevanceOf(t, e, "what should maxRetries be?"); got["apart"] < DefaultMinRelevance {
+		t.Errorf("the memory about max retries: relevance %.2f to a query naming maxRetries, want at least %.2f", got["apart"], DefaultMinRelevance)
+	}
+}

@@ -85,7 +85,7 @@ func matched(h memory.HybridHit) bool {
 func (e *Engine) hybrid(ctx context.Context, text string, x expansion, f memory.VectorFilter, counts memory.TermCounts) ([]memory.HybridHit, error) {
 	hq := memory.HybridQuery{
 		Filter:      f,
-		Sparse:      bm25.Query(append(lang.Terms(text), x.crossTerms()...), counts),
+		Sparse:      bm25.Query(append(lang.QueryTerms(text, func(t string) bool { return counts.Terms[t].Docs > 0 }), x.crossTerms()...), counts),
 		PerSide:     max(e.cfg.VectorCandidates, e.cfg.KeywordCandidates),
 		DenseWeight: e.cfg.VectorShare,
 	}
@@ -114,7 +114,7 @@ func distinct(terms []string) []string {
 // (relevance), and every phrase of it that could be an entity or a task
 // type (hints).
 func statsKeys(text string, lx *lexicon.Lexicon, x expansion) []string {
-	keys := append(lang.Terms(text), x.crossTerms()...)
+	keys := append(lang.DocTerms(text), x.crossTerms()...)
 	for _, t := range relevanceTerms(text, lx, x) {
 		if len(t.forms) > 0 && len(t.forms[0]) == 1 {
 			keys = append(keys, t.forms[0][0])
