@@ -44,8 +44,21 @@ func memoryForm(s string) string {
 	return finish(rewriteEN(s))
 }
 
+// leadTopicEN finds the topic a leading discourse marker names ("Change
+// of plan for the partner payout report:", "One more thing on the
+// invoices,"): the statement after it is about that topic, and says so
+// only through it.
+var leadTopicEN = regexp.MustCompile(`(?i)\b(?:for|on|about|regarding|re)\s+((?:the|our|this|that|your|my|all)\s+[^:,;.!?]{2,60}?|[^:,;.!?\s][^:,;.!?]{1,60}?)\s*[:,—–-]*$`)
+
 func rewriteEN(s string) string {
-	s = hlang.StripLead(s)
+	core, lead := hlang.SplitLead(s)
+	s = core
+	if m := leadTopicEN.FindStringSubmatch(lead); m != nil && !hasWord(core, lastWord(m[1])) {
+		// Said after "change of plan for X:", a statement is about X:
+		// the memory says so, as the lead it loses did.
+		topic := strings.TrimSpace(m[1])
+		s = "For " + topic + ", " + lowerFirst(core)
+	}
 	for {
 		t := hlang.StripLead(framingLeadEN.ReplaceAllString(s, ""))
 		if t == s || wordCount(t) < 2 {
@@ -175,4 +188,29 @@ func rewriteZH(s string) string {
 	s = weZH.ReplaceAllString(s, "团队")
 	s = iZH.ReplaceAllString(s, "用户")
 	return strings.TrimLeftFunc(strings.Trim(s, " ，,；;：:"), unicode.IsSpace)
+}
+
+// hasWord reports whether s has w as a whole word, in any case.
+func hasWord(s, w string) bool {
+	return w != "" && regexp.MustCompile(`(?i)\b`+regexp.QuoteMeta(w)+`\b`).MatchString(s)
+}
+
+// lastWord is the last word of s.
+func lastWord(s string) string {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return ""
+	}
+	return f[len(f)-1]
+}
+
+// lowerFirst lowers the first letter of s unless it starts a name or an
+// acronym (its second letter is upper case too, or it is "I").
+func lowerFirst(s string) string {
+	rs := []rune(s)
+	if len(rs) < 2 || !unicode.IsUpper(rs[0]) || unicode.IsUpper(rs[1]) || rs[0] == 'I' && !unicode.IsLetter(rs[1]) {
+		return s
+	}
+	rs[0] = unicode.ToLower(rs[0])
+	return string(rs)
 }

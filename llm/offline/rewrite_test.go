@@ -18,6 +18,10 @@ func TestMemoryForm(t *testing.T) {
 		{"No — replacements over $500 don't need approval.", "Replacements over $500 don't need approval."},
 		{"Close, but put the currency symbol after the amount.", "Put the currency symbol after the amount."},
 		{"Change of plan: use EUR from now on, not USD.", "Use EUR, not USD."},
+		// The topic a lead names stays with the statement.
+		{"Change of plan for the partner payout report: instead of USD, use EUR from now on.", "For the partner payout report, instead of USD, use EUR."},
+		{"One more thing on the invoices: PDF only.", "For the invoices, PDF only."},
+		{"One more thing on the invoices: invoices go out as PDF only.", "Invoices go out as PDF only."},
 		{"Again: write to me, don't ring.", "Write to the user, don't ring."},
 		{"跟你说一下，以后日报的时间改成 UTC。", "日报的时间改成 UTC。"},
 		{"不对，我们用的是 pnpm 8。", "团队用的是 pnpm 8。"},

@@ -131,11 +131,11 @@ func userStatements(events []memory.Event) []statement {
 			kind := s.kind()
 			p := s.keep
 			// Context for a sentence that cannot stand alone.
-			if j > 0 && leansOnPrevious(s.text) && ss[j-1].keep < keepStatement && wordCount(ss[j-1].text) <= 40 && !isQuestion(hlang.FoldQuotes(ss[j-1].text)) {
+			if j > 0 && leansOnPrevious(hlang.StripLead(s.text)) && wordCount(ss[j-1].text) <= 40 && !isQuestion(hlang.FoldQuotes(ss[j-1].text)) {
 				text = ss[j-1].text + " " + text
 			}
 			// Continuations that lean on this one.
-			for j+1 < len(ss) && ss[j+1].keep >= keepContinuation && leansOnPrevious(ss[j+1].text) {
+			for j+1 < len(ss) && ss[j+1].keep >= keepContinuation && leansOnPrevious(hlang.StripLead(ss[j+1].text)) {
 				j++
 				text += " " + ss[j].text
 				if k := ss[j].kind(); k == memory.KindRule {
