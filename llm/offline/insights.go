@@ -68,6 +68,10 @@ func agentInsights(events []memory.Event) []insight {
 				cur = nil
 				continue // a heading, a comment or a quote: what a file says, not a finding
 			}
+			if narratesOwnWork(sent) {
+				cur = nil
+				continue // what the agent did in this session, not what it learnt
+			}
 			p := model.Predict(sent, pos).P[1]
 			if p < keepInsightFixing || (cur != nil && p < keepInsight) {
 				cur = nil
@@ -92,6 +96,26 @@ var quotedLineRE = regexp.MustCompile(`^\s*(#|//|--\s|>\s|/\*)`)
 // subagentTask marks the brief an agent gave a subagent (see
 // memory.ParseClaudeCode).
 const subagentTask = "[subagent] task: "
+
+// An agent narrating its own work speaks in the first person singular
+// ("I loaded March 17 with …", "so I've left that for the platform
+// team", "I'll rerun it tonight", "已用 uv add 加上 pyarrow"): what it
+// did, or will do, in this session. A future agent needs what was learnt,
+// said of the work ("the loader needs …"), not the report.
+var (
+	narrationEN = regexp.MustCompile(`(?i)(?:^|[,;:—–]\s*(?:so|and|then|but)?\s*|\b(?:so|and|then)\s+)i(?:(?:'ve|'ll| have| will| had)\s+(?:also\s+|just\s+|already\s+|now\s+)?[a-z]+|\s+(?:also\s+|just\s+|already\s+|then\s+)?[a-z]+(?:ed|en|ne|ft|ot|nt|de|an|ote|ept|ew))\b`)
+	narrationZH = regexp.MustCompile(`^(?:我(?:已经?|刚刚?|先|又|再|把|给|用|在|会|来|去)|已经?(?:用|把|给|在|将|按|改|加|删|跑|装|建|提|推|发|完成))`)
+)
+
+// So is a proposal not yet tried ("Quickest fix would be to add the
+// column", "one option is …", "可以考虑…"): what might work, not what
+// did.
+var proposalRE = regexp.MustCompile(`(?i)\b(?:would|could|might) be to\b|^(?:one|another|an) option\b|^(?:alternatively|option [a-z0-9])\b|\bi(?:'d| would)? (?:suggest|propose|recommend)\b|^(?:可以考虑|建议|或者可以|也可以)`)
+
+func narratesOwnWork(sent string) bool {
+	s := hlang.StripLead(strings.TrimSpace(sent))
+	return narrationEN.MatchString(s) || narrationZH.MatchString(s) || proposalRE.MatchString(s)
+}
 
 // Openings of an agent's sentence that report rather than state.
 var insightLeadRE = regexp.MustCompile(`(?i)^(?:done|fixed|works|working|recovered|resolved|summary|in short|tl;dr|note|noted|understood|confirmed|got it|ok(?:ay)?|good news|update|result|status|key point|the key|关键|要点|总结|小结|结论|原因|根因|已解决|已修复|好的|明白)\s*[:：,，.。;；—-]+\s*`)
