@@ -476,10 +476,12 @@ func (e *Engine) rank(c rankView, q memory.Query, parsed Parsed, x expansion, f 
 		}
 		m := &en.mem
 		if judge.model != nil {
-			// The model's probability that the memory answers ranks as
-			// much as the fused similarity: of two memories that share
-			// the query's words, the one that answers it comes first.
-			rel = (rel + prob[id]) / 2
+			// The model's probability that the memory answers ranks
+			// beside the fused similarity, at modelRankShare of it: of
+			// two memories that share the query's words, the one that
+			// answers it comes first, while the words themselves still
+			// lead (an equal share cost LoCoMo's recall@10 0.04).
+			rel = (rel + modelRankShare*prob[id]) / (1 + modelRankShare)
 		}
 		if tf != nil && e.cfg.Fusion == FusionWeighted {
 			in := 0.0
