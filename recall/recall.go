@@ -469,6 +469,7 @@ func (e *Engine) rank(c rankView, q memory.Query, parsed Parsed, x expansion, f 
 		b  memory.ScoreBreakdown
 	}
 	cands := make([]scored, 0, len(fused))
+	queryCJK := lang.HasCJK(parsed.Text)
 	for id, rel := range fused {
 		en := c.entry(id)
 		if en == nil {
@@ -477,11 +478,16 @@ func (e *Engine) rank(c rankView, q memory.Query, parsed Parsed, x expansion, f 
 		m := &en.mem
 		if judge.model != nil {
 			// The model's probability that the memory answers ranks
-			// beside the fused similarity, at modelRankShare of it: of
+			// beside the fused similarity, at modelRankShare of it
+			// (crossRankShare across languages): of
 			// two memories that share the query's words, the one that
 			// answers it comes first, while the words themselves still
 			// lead (an equal share cost LoCoMo's recall@10 0.04).
-			rel = (rel + modelRankShare*prob[id]) / (1 + modelRankShare)
+			share := modelRankShare
+			if lang.HasCJK(m.Content) != queryCJK {
+				share = crossRankShare
+			}
+			rel = (rel + share*prob[id]) / (1 + share)
 		}
 		if tf != nil && e.cfg.Fusion == FusionWeighted {
 			in := 0.0

@@ -44,11 +44,16 @@ import (
 func relAsked(f []learn.Feature) bool { return f != nil }
 
 // modelRankShare is the weight of the model's probability in the
-// ranking, against the fused similarity's 1: measured side by side, 1
-// gave the scenarios one more first answer and LoCoMo 0.716 recall@10,
-// 0.3 gives LoCoMo 0.755 (0.744 with the service's defaults, against
-// 0.694) and keeps the cross-language probes' first answers.
-const modelRankShare = 0.3
+// ranking, against the fused similarity's 1, for a memory in the query's
+// language; crossRankShare for one in the other. Within a language the
+// query's own words tell much, and an equal share cost LoCoMo's
+// recall@10 0.04 (0.716 against 0.755 at 0.3); across languages only
+// translations meet, the fused similarity says little, and the model,
+// which reads the translations' glosses, decides as much.
+const (
+	modelRankShare = 0.3
+	crossRankShare = 1.0
+)
 
 // modelRelevance maps the model's probability p to relevance: below its
 // threshold nothing (the rule's own relevance stands), above it from min
