@@ -67,15 +67,7 @@ func (s *Service) Store(ctx context.Context, tenant string, r StoreRequest) (mem
 		return memory.Decision{}, false, err
 	}
 	req := ledger.Request{Tenant: tenant, Op: ledger.OpStore, Candidates: []memory.Candidate{c}}
-	if err := s.identify(ctx, &req, r.RequestID, string(c.Kind), string(c.Scope), c.Content, c.CounterExample, c.TaskType, strings.Join(c.Entities, "\x1f"), fmt.Sprint(c.Pinned)); err != nil {
-		return memory.Decision{}, false, err
-	}
-	reply, err := s.ledger(ctx, req)
-	if err != nil {
-		return memory.Decision{}, false, err
-	}
-	d, err := firstDecision(reply)
-	return d, reply.Repeat, err
+	return s.decide(ctx, req, r.RequestID, string(c.Kind), string(c.Scope), c.Content, c.CounterExample, c.TaskType, strings.Join(c.Entities, "\x1f"), fmt.Sprint(c.Pinned))
 }
 
 // repeatWindow is how long the same request without a request ID counts
@@ -116,6 +108,20 @@ func (s *Service) identify(ctx context.Context, req *ledger.Request, clientID st
 	}
 	req.ID = contentRequestID(req.Op, req.Tenant, period, parts)
 	return nil
+}
+
+// decide names req (identify) and sends it to the tenant's ledger: its
+// one decision, and whether it answers a repeat of an earlier request.
+func (s *Service) decide(ctx context.Context, req ledger.Request, clientID string, parts ...string) (memory.Decision, bool, error) {
+	if err := s.identify(ctx, &req, clientID, parts...); err != nil {
+		return memory.Decision{}, false, err
+	}
+	reply, err := s.ledger(ctx, req)
+	if err != nil {
+		return memory.Decision{}, false, err
+	}
+	d, err := firstDecision(reply)
+	return d, reply.Repeat, err
 }
 
 // contentRequestID is the ID of a request without a client's ID: its op,
@@ -181,15 +187,7 @@ func (s *Service) Correct(ctx context.Context, tenant, id, content string, outda
 		return memory.Decision{}, false, memory.Invalidf("correct", "content is %d bytes; the limit is %d: state one memory, concisely", len(content), ledger.MaxContent)
 	}
 	req := ledger.Request{Tenant: tenant, Op: ledger.OpCorrect, MemoryIDs: []string{id}, Content: content, Outdated: outdated}
-	if err := s.identify(ctx, &req, requestID, id, content, fmt.Sprint(outdated)); err != nil {
-		return memory.Decision{}, false, err
-	}
-	reply, err := s.ledger(ctx, req)
-	if err != nil {
-		return memory.Decision{}, false, err
-	}
-	d, err := firstDecision(reply)
-	return d, reply.Repeat, err
+	return s.decide(ctx, req, requestID, id, content, fmt.Sprint(outdated))
 }
 
 // Pin pins or unpins a memory (a pinned memory never decays), as a
@@ -200,15 +198,7 @@ func (s *Service) Pin(ctx context.Context, tenant, id string, pinned bool, reque
 	}
 	word := map[bool]string{true: "pin", false: "unpin"}[pinned]
 	req := ledger.Request{Tenant: tenant, Op: ledger.OpCorrect, MemoryIDs: []string{id}, Pin: word}
-	if err := s.identify(ctx, &req, requestID, id, word); err != nil {
-		return memory.Decision{}, false, err
-	}
-	reply, err := s.ledger(ctx, req)
-	if err != nil {
-		return memory.Decision{}, false, err
-	}
-	d, err := firstDecision(reply)
-	return d, reply.Repeat, err
+	return s.decide(ctx, req, requestID, id, word)
 }
 
 // Feedback records that a task which used the memories succeeded (helped)

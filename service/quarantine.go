@@ -14,13 +14,5 @@ import (
 // MCP tool: an agent that read a poisoned memory must not free it.
 func (s *Service) Release(ctx context.Context, tenant, id, reason, requestID string) (memory.Decision, bool, error) {
 	req := ledger.Request{Tenant: tenant, Op: ledger.OpRelease, MemoryIDs: []string{id}, Reason: reason}
-	if err := s.identify(ctx, &req, requestID, id, reason); err != nil {
-		return memory.Decision{}, false, err
-	}
-	reply, err := s.ledger(ctx, req)
-	if err != nil {
-		return memory.Decision{}, false, err
-	}
-	d, err := firstDecision(reply)
-	return d, reply.Repeat, err
+	return s.decide(ctx, req, requestID, id, reason)
 }
