@@ -2,6 +2,7 @@ package offline
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -53,7 +54,7 @@ var leadTopicEN = regexp.MustCompile(`(?i)\b(?:for|on|about|regarding|re)\s+((?:
 func rewriteEN(s string) string {
 	core, lead := hlang.SplitLead(s)
 	s = core
-	if m := leadTopicEN.FindStringSubmatch(lead); m != nil && !hasWord(core, lastWord(m[1])) {
+	if m := leadTopicEN.FindStringSubmatch(lead); m != nil && !mentions(core, m[1]) {
 		// Said after "change of plan for X:", a statement is about X:
 		// the memory says so, as the lead it loses did.
 		topic := strings.TrimSpace(m[1])
@@ -190,18 +191,10 @@ func rewriteZH(s string) string {
 	return strings.TrimLeftFunc(strings.Trim(s, " ，,；;：:"), unicode.IsSpace)
 }
 
-// hasWord reports whether s has w as a whole word, in any case.
-func hasWord(s, w string) bool {
-	return w != "" && regexp.MustCompile(`(?i)\b`+regexp.QuoteMeta(w)+`\b`).MatchString(s)
-}
-
-// lastWord is the last word of s.
-func lastWord(s string) string {
-	f := strings.Fields(s)
-	if len(f) == 0 {
-		return ""
-	}
-	return f[len(f)-1]
+// mentions reports whether s has the last word of topic, in any case.
+func mentions(s, topic string) bool {
+	tw := hlang.Words(topic)
+	return len(tw) > 0 && slices.Contains(hlang.Words(s), tw[len(tw)-1])
 }
 
 // lowerFirst lowers the first letter of s unless it starts a name or an
