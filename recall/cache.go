@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hindsight-memory/hindsight/bm25"
+	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/memory"
 )
 
@@ -30,6 +31,19 @@ type entry struct {
 	instr atomic.Int32
 	// pol memoises polarityOf(mem.Content) for the conflict rule.
 	pol atomic.Pointer[polarity]
+	// prof memoises the relevance model's reading of the memory's text
+	// (unitsOf): every recall it is a candidate of reads it.
+	prof atomic.Pointer[relProfile]
+}
+
+// units returns the memoised unitsOf the entry's text.
+func (en *entry) units(lx *lexicon.Lexicon) *relProfile {
+	if p := en.prof.Load(); p != nil {
+		return p
+	}
+	p := unitsOf(memoryText(en.mem), lx)
+	en.prof.Store(p)
+	return p
 }
 
 // polarity returns the memoised polarity of the entry's content.
@@ -130,6 +144,17 @@ func (c *tenantCache) ensureLoaded(ctx context.Context, store memory.MemoryStore
 		return nil
 	}
 	return c.loadLocked(ctx, store)
+}
+
+// sources are the IDs of the cached memories' source episodes.
+func (c *tenantCache) sources() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]string, 0, len(c.episodes))
+	for id := range c.episodes {
+		out = append(out, id)
+	}
+	return out
 }
 
 // reload rebuilds the cache from the store.

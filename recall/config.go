@@ -176,7 +176,8 @@ type Config struct {
 	// is full, entries are dropped and counted.
 	UsageQueue int
 	// EpisodeCacheSize and EpisodeCacheTTL bound the provenance cache of
-	// source episodes (4096 entries, 10m).
+	// source episodes (100,000 entries, 10m): a tenant's cache reads its
+	// memories' sources ahead, up to half of it, when it loads and syncs.
 	EpisodeCacheSize int
 	EpisodeCacheTTL  time.Duration
 	// EmbedBatch bounds the texts per Embed call of the Indexer (64).
@@ -224,7 +225,7 @@ func (c Config) withDefaults() Config {
 	}
 	def(&c.MaxTenants, 256)
 	def(&c.UsageQueue, 4096)
-	def(&c.EpisodeCacheSize, 4096)
+	def(&c.EpisodeCacheSize, 100_000)
 	def(&c.EmbedBatch, 64)
 	def(&c.MaxEventIDs, 100)
 	defD(&c.RecencyHalfLife, 30*24*time.Hour)

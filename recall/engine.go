@@ -23,8 +23,9 @@ type Response struct {
 	Omitted int `json:"omitted"`
 	// Parsed is what query understanding read from the query text.
 	Parsed Parsed `json:"parsed"`
-	// Took is the time the recall took.
-	Took time.Duration `json:"took_ns"`
+	// Took is the time the recall took, and Stages where it went.
+	Took   time.Duration `json:"took_ns"`
+	Stages Stages        `json:"-"`
 }
 
 // Engine serves recall. It is safe for concurrent use; Close stops its
@@ -140,10 +141,27 @@ func (e *Engine) Flush(ctx context.Context) error {
 // cache returns tenant's loaded cache, loading it on first use.
 func (e *Engine) cache(ctx context.Context, tenant string) (*tenantCache, error) {
 	c := e.tenant(tenant)
+	c.mu.RLock()
+	loaded := c.loaded
+	c.mu.RUnlock()
+	if loaded {
+		return c, nil
+	}
 	if err := c.ensureLoaded(ctx, e.deps.Memories); err != nil {
 		return nil, err
 	}
+	e.prefetchSources(ctx, c)
 	return c, nil
+}
+
+// prefetchSources reads the provenance of c's source episodes that the
+// episode cache lacks or read more than half its TTL ago, so that recalls
+// find their results' sources cached instead of reading them one recall
+// at a time. Provenance is worth less than an answer: a failure is logged.
+func (e *Engine) prefetchSources(ctx context.Context, c *tenantCache) {
+	if err := e.episodes.prefetch(ctx, c.tenant, c.sources()); err != nil && ctx.Err() == nil {
+		e.deps.Logger.Warn("recall: read source episodes ahead", "tenant", c.tenant, "err", err)
+	}
 }
 
 // tenant returns tenant's cache, loaded or not, creating it and evicting
@@ -209,6 +227,9 @@ func (e *Engine) maybeSync(c *tenantCache) {
 			err = c.reload(e.ctx, e.deps.Memories)
 		} else {
 			err = c.catchUp(e.ctx, e.deps.Memories, e.cfg.FeedOverlap)
+		}
+		if err == nil {
+			e.prefetchSources(e.ctx, c)
 		}
 		if err != nil && e.ctx.Err() == nil {
 			e.deps.Logger.Warn("recall: background refresh", "tenant", c.tenant, "err", err)

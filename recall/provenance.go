@@ -3,6 +3,7 @@ package recall
 import (
 	"container/list"
 	"context"
+	"maps"
 	"sync"
 	"time"
 
@@ -73,28 +74,67 @@ func (c *episodeCache) refs(ctx context.Context, tenant string, ids []string) (m
 	if len(missing) == 0 || c.store == nil {
 		return out, nil
 	}
+	found, err := c.read(ctx, tenant, missing, now)
+	if err != nil {
+		return out, err
+	}
+	maps.Copy(out, found)
+	return out, nil
+}
+
+// read reads ids from the store and caches them as read at now; an ID
+// the store does not know is cached as expired.
+func (c *episodeCache) read(ctx context.Context, tenant string, ids []string, now time.Time) (map[string]sourceRef, error) {
 	eps, err := c.store.Episodes(ctx, memory.EpisodeFilter{
-		Tenant: tenant, IDs: missing,
+		Tenant: tenant, IDs: ids,
 		Statuses: []memory.EpisodeStatus{memory.EpisodeLive, memory.EpisodeSummary, memory.EpisodeCold},
 	})
 	if err != nil {
-		return out, errorf("recall: source episodes", err)
+		return nil, errorf("recall: source episodes", err)
 	}
-	found := make(map[string]sourceRef, len(eps))
+	found := make(map[string]sourceRef, len(ids))
 	for _, ep := range eps {
 		found[ep.ID] = sourceRef{memory.EpisodeRef{ID: ep.ID, SessionID: ep.SessionID, Task: ep.Task, Outcome: ep.Outcome, EndedAt: ep.EndedAt}, ep.UserID}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, id := range missing {
+	for _, id := range ids {
 		ref, ok := found[id]
 		if !ok {
 			ref = sourceRef{ref: memory.EpisodeRef{ID: id, Expired: true}}
+			found[id] = ref
 		}
-		out[id] = ref
 		c.put(tenant+"\x00"+id, ref, now)
 	}
-	return out, nil
+	return found, nil
+}
+
+// prefetchBatch is how many episodes prefetch reads in one query.
+const prefetchBatch = 1000
+
+// prefetch reads the provenance of those of ids the cache lacks or read
+// more than half its TTL ago, at most half the cache's size, so that the
+// recalls after find them; see Engine.prefetchSources.
+func (c *episodeCache) prefetch(ctx context.Context, tenant string, ids []string) error {
+	if c.store == nil {
+		return nil
+	}
+	now := time.Now()
+	var due []string
+	c.mu.Lock()
+	for _, id := range ids {
+		if el, ok := c.items[tenant+"\x00"+id]; !ok || now.Sub(el.Value.(*cachedEpisode).fetched) > c.ttl/2 {
+			due = append(due, id)
+		}
+	}
+	c.mu.Unlock()
+	due = due[:min(len(due), c.size/2)]
+	for start := 0; start < len(due); start += prefetchBatch {
+		if _, err := c.read(ctx, tenant, due[start:min(len(due), start+prefetchBatch)], now); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c *episodeCache) put(key string, ref sourceRef, at time.Time) {

@@ -17,12 +17,13 @@ import (
 // queries return EINVALID with a message that says what to fix.
 func (e *Engine) Recall(ctx context.Context, q memory.Query) (Response, error) {
 	start := time.Now()
-	resp, err := e.recall(ctx, q)
+	clk := newStageClock()
+	resp, err := e.recall(ctx, q, clk)
 	if err != nil {
 		e.deps.Metrics.RecallFailed(err)
 		return Response{}, err
 	}
-	resp.Took = time.Since(start)
+	resp.Took, resp.Stages = time.Since(start), clk.s
 	e.deps.Metrics.ObserveRecall(resp.Took, len(resp.Results))
 	return resp, nil
 }
@@ -161,14 +162,15 @@ func (e *Engine) filters(q memory.Query, parsed *Parsed) (f memory.VectorFilter,
 	return f, tf
 }
 
-func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
+func (e *Engine) recall(ctx context.Context, q memory.Query, clk *stageClock) (Response, error) {
 	if e.cfg.Stateless {
-		return e.recallStateless(ctx, q)
+		return e.recallStateless(ctx, q, clk)
 	}
 	q, err := e.validateQuery(q)
 	if err != nil {
 		return Response{}, err
 	}
+	clk.lap(&clk.s.Parse)
 	c, err := e.cache(ctx, q.Tenant)
 	if err != nil {
 		return Response{}, err
@@ -178,8 +180,10 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 		return Response{}, err
 	}
 	e.maybeSync(c)
+	clk.lap(&clk.s.Store)
 	parsed := e.understand(ctx, q, c)
 	f, tf := e.filters(q, &parsed)
+	clk.lap(&clk.s.Parse)
 
 	// The two sources run one after the other: the keyword side costs
 	// well under a millisecond, so overlapping it with the vector side
@@ -190,9 +194,11 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 			return Response{}, vec.err
 		}
 	}
+	clk.lap(&clk.s.Vector)
 	x := expandQuery(e.deps.Lexicon, parsed.Text)
 	terms := append(c.queryTerms(parsed.Text), x.crossTerms()...)
 	kw, kwIn := c.searchKeyword(terms, f, tf, e.cfg.KeywordCandidates)
+	clk.lap(&clk.s.Keyword)
 	if parsed.TimeUse == string(TimeFilter) && len(kw) == 0 && !slices.ContainsFunc(vec.hits, similar) {
 		// A range read from the text is a guess; when nothing at all was
 		// created in it, answer without it rather than with nothing, and
@@ -210,38 +216,42 @@ func (e *Engine) recall(ctx context.Context, q memory.Query) (Response, error) {
 			}
 		}
 		kw, _ = c.searchKeyword(terms, f, nil, e.cfg.KeywordCandidates)
+		clk.lap(&clk.s.Keyword)
 	}
 	if err := e.fetchMissing(ctx, c, q.Tenant, vec); err != nil {
 		return Response{}, err
 	}
+	clk.lap(&clk.s.Store)
 
-	results, pols := c.rank(e, q, parsed, x, f, tf, vec, kw, kwIn)
+	results, pols := c.rank(e, q, parsed, x, f, tf, vec, kw, kwIn, clk)
 	// Another process may have changed a result since the cache last
 	// caught up: check them against the store, and rank again from the
 	// corrected cache if any was stale.
 	for round := 0; verify && round < maxVerifyRounds; round++ {
 		stale, err := e.verify(ctx, c, q.Tenant, results)
+		clk.lap(&clk.s.Store)
 		if err != nil {
 			return Response{}, err
 		}
 		if !stale {
 			break
 		}
-		results, pols = c.rank(e, q, parsed, x, f, tf, vec, kw, kwIn)
+		results, pols = c.rank(e, q, parsed, x, f, tf, vec, kw, kwIn, clk)
 	}
-	return e.respond(ctx, q, parsed, results, pols, c), nil
+	return e.respond(ctx, q, parsed, results, pols, c, clk), nil
 }
 
 // respond decorates ranked results, renders their text block and counts
 // them as recalled (in c too, when there is a cache).
-func (e *Engine) respond(ctx context.Context, q memory.Query, parsed Parsed, results []memory.Result, pols []polarity, c *tenantCache) Response {
-	e.decorate(ctx, q, results, pols)
+func (e *Engine) respond(ctx context.Context, q memory.Query, parsed Parsed, results []memory.Result, pols []polarity, c *tenantCache, clk *stageClock) Response {
+	e.decorate(ctx, q, results, pols, clk)
 	text, omitted := renderText(results, q.MaxTokens)
 	resp := Response{Results: results, Text: text, Omitted: omitted, Parsed: parsed}
 	if resp.Results == nil {
 		resp.Results = []memory.Result{}
 	}
 	e.recordUsage(c, q.Tenant, results)
+	clk.lap(&clk.s.Render)
 	return resp
 }
 
@@ -372,7 +382,7 @@ type rankView interface {
 
 // rank fuses the candidates, reranks them and returns the top results.
 func (e *Engine) rank(c rankView, q memory.Query, parsed Parsed, x expansion, f memory.VectorFilter, tf *memory.VectorFilter,
-	vec vectorResult, kw, kwIn []kwHitID) ([]memory.Result, []polarity) {
+	vec vectorResult, kw, kwIn []kwHitID, clk *stageClock) ([]memory.Result, []polarity) {
 
 	// Candidate lists, re-checked against the cached versions: the vector
 	// index may lag the store.
@@ -415,6 +425,7 @@ func (e *Engine) rank(c rankView, q memory.Query, parsed Parsed, x expansion, f 
 		in[0].weight, in[1].weight = vs*timeBoostShare, (1-vs)*timeBoostShare
 		lists = append(lists, in...)
 	}
+	clk.lap(&clk.s.Fuse)
 	// Absolute relevance of every candidate; with a context window a
 	// neighbour borrows relevance as it borrows rank.
 	rq := relevanceTerms(parsed.Text, e.deps.Lexicon, x)
@@ -427,7 +438,7 @@ func (e *Engine) rank(c rankView, q memory.Query, parsed Parsed, x expansion, f 
 				continue
 			}
 			if en := c.entry(id); en != nil {
-				r, p := judge.relevance(&en.mem, c.coverage(rq, en))
+				r, p := judge.relevance(en, c.coverage(rq, en))
 				prob[id] = p
 				if e.cfg.VectorRelevance {
 					r = max(r, vectorRelevance(cosine[id]))
@@ -436,6 +447,7 @@ func (e *Engine) rank(c rankView, q memory.Query, parsed Parsed, x expansion, f 
 			}
 		}
 	}
+	clk.lap(&clk.s.Relevance)
 	if e.cfg.Context > 0 {
 		for i := range lists {
 			lists[i] = c.widen(lists[i], f, e.cfg.Context, e.cfg.ContextRadius)
@@ -456,6 +468,7 @@ func (e *Engine) rank(c rankView, q memory.Query, parsed Parsed, x expansion, f 
 	} else {
 		fused = fuseRRF(lists, e.cfg.RRFK)
 	}
+	clk.lap(&clk.s.Fuse)
 
 	maxBM25 := 0.0
 	for _, s := range bm25 {
@@ -561,6 +574,7 @@ func (e *Engine) rank(c rankView, q memory.Query, parsed Parsed, x expansion, f 
 		}
 		pols[i] = en.polarity()
 	}
+	clk.lap(&clk.s.Rerank)
 	return results, pols
 }
 
@@ -575,10 +589,10 @@ const timeBoostShare = 0.5
 
 // rank is Engine.rank over the cache, under its read lock.
 func (c *tenantCache) rank(e *Engine, q memory.Query, parsed Parsed, x expansion, f memory.VectorFilter, tf *memory.VectorFilter,
-	vec vectorResult, kw, kwIn []kwHitID) ([]memory.Result, []polarity) {
+	vec vectorResult, kw, kwIn []kwHitID, clk *stageClock) ([]memory.Result, []polarity) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return e.rank(c, q, parsed, x, f, tf, vec, kw, kwIn)
+	return e.rank(c, q, parsed, x, f, tf, vec, kw, kwIn, clk)
 }
 
 func (c *tenantCache) entry(id string) *entry { return c.entries[id] }
@@ -662,7 +676,7 @@ func clamp01(x float64) float64 { return min(max(x, 0), 1) }
 // caller does not see (another user's session that taught a shared
 // memory) is its ID alone, withheld: its task, session and events are
 // that user's.
-func (e *Engine) decorate(ctx context.Context, q memory.Query, rs []memory.Result, pols []polarity) {
+func (e *Engine) decorate(ctx context.Context, q memory.Query, rs []memory.Result, pols []polarity, clk *stageClock) {
 	var sources []string
 	for _, r := range rs {
 		for _, s := range r.Memory.Sources {
@@ -692,7 +706,9 @@ func (e *Engine) decorate(ctx context.Context, q memory.Query, rs []memory.Resul
 		// Evidence is event IDs: returned only when asked for.
 		r.Memory.Evidence = nil
 	}
+	clk.lap(&clk.s.Provenance)
 	markConflicts(rs, pols, e.deps.Conflicts)
+	clk.lap(&clk.s.Conflicts)
 }
 
 // eventIDs are the raw events behind a result: the memory's evidence when

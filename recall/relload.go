@@ -8,7 +8,6 @@ import (
 
 	"github.com/hindsight-memory/hindsight/lang/lexicon"
 	"github.com/hindsight-memory/hindsight/learn"
-	"github.com/hindsight-memory/hindsight/memory"
 )
 
 //go:generate go run ../cmd/hindsight train relevance --data data --out models
@@ -60,8 +59,7 @@ func RelevanceOptions() learn.Options {
 // (Config.RuleRelevance); else the rule's.
 type relJudge struct {
 	model *learn.Model
-	query string
-	prof  *relProfile
+	q     *relQuery
 	lx    *lexicon.Lexicon
 }
 
@@ -76,18 +74,18 @@ func (e *Engine) relevanceJudge(query string) relJudge {
 	if err != nil {
 		return relJudge{} // TestRelevanceModelShipped catches this
 	}
-	return relJudge{model: m, query: query, prof: profileOf(query, e.deps.Lexicon), lx: e.deps.Lexicon}
+	return relJudge{model: m, q: newRelQuery(query, e.deps.Lexicon), lx: e.deps.Lexicon}
 }
 
 // relevance is m's relevance to the query, given its rule relevance (the
 // rule's, or, where the rule finds too little, what the model's
 // probability maps to: modelRelevance), and the model's probability (0
 // without evidence or without a model).
-func (j relJudge) relevance(m *memory.Memory, rule float64) (float64, float64) {
+func (j relJudge) relevance(en *entry, rule float64) (float64, float64) {
 	if j.model == nil {
 		return rule, 0
 	}
-	f := relFeatures(j.query, j.prof, memoryProfile(m, j.lx), rule, m.Kind, j.lx)
+	f := j.q.features(en.units(j.lx), rule)
 	if !relAsked(f) {
 		return rule, 0
 	}
@@ -96,31 +94,4 @@ func (j relJudge) relevance(m *memory.Memory, rule float64) (float64, float64) {
 		return rule, p
 	}
 	return max(rule, modelRelevance(p, j.model.Threshold, DefaultMinRelevance)), p
-}
-
-// memoryProfiles caches the profiles of memory texts: a memory is read
-// by every recall it is a candidate of. The cache is dropped when full.
-var memoryProfiles struct {
-	sync.Mutex
-	m map[string]*relProfile
-}
-
-const maxCachedProfiles = 16384
-
-func memoryProfile(m *memory.Memory, lx *lexicon.Lexicon) *relProfile {
-	text := memoryText(*m)
-	memoryProfiles.Lock()
-	p, ok := memoryProfiles.m[text]
-	memoryProfiles.Unlock()
-	if ok {
-		return p
-	}
-	p = profileOf(text, lx)
-	memoryProfiles.Lock()
-	if memoryProfiles.m == nil || len(memoryProfiles.m) >= maxCachedProfiles {
-		memoryProfiles.m = make(map[string]*relProfile, 1024)
-	}
-	memoryProfiles.m[text] = p
-	memoryProfiles.Unlock()
-	return p
 }

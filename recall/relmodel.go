@@ -2,7 +2,6 @@ package recall
 
 import (
 	"math"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -128,8 +127,17 @@ type relKey struct {
 
 // profileOf reads text's profile with the lexicon (nil: direct matches
 // only).
-func profileOf(text string, lx *lexicon.Lexicon) *relProfile {
-	p := &relProfile{keys: map[string]relKey{}}
+func profileOf(text string, lx *lexicon.Lexicon) *relProfile { return readProfile(text, lx, true) }
+
+// unitsOf is text's profile without the keys its units reach: what a
+// relQuery meets a memory with.
+func unitsOf(text string, lx *lexicon.Lexicon) *relProfile { return readProfile(text, lx, false) }
+
+func readProfile(text string, lx *lexicon.Lexicon, withKeys bool) *relProfile {
+	p := &relProfile{}
+	if withKeys {
+		p.keys = map[string]relKey{}
+	}
 	seen := map[string]bool{}
 	add := func(u relUnit) {
 		if seen[u.key] {
@@ -137,6 +145,9 @@ func profileOf(text string, lx *lexicon.Lexicon) *relProfile {
 		}
 		seen[u.key] = true
 		p.units = append(p.units, u)
+		if !withKeys {
+			return
+		}
 		unitKeys(u, lx, func(k string, level uint8, far bool) {
 			if old, ok := p.keys[k]; !ok || level < old.level || level == old.level && old.far && !far {
 				p.keys[k] = relKey{level, far}
@@ -175,8 +186,8 @@ func profileOf(text string, lx *lexicon.Lexicon) *relProfile {
 		}
 	}
 	p.number = strings.IndexFunc(text, unicode.IsDigit) >= 0
-	p.time = timeWordRE.MatchString(text)
-	p.name = nameRE.MatchString(text)
+	p.time = holdsTime(text)
+	p.name = holdsName(text)
 	total, zh := 0.0, 0.0
 	for _, u := range p.units {
 		total += u.weight
@@ -190,10 +201,121 @@ func profileOf(text string, lx *lexicon.Lexicon) *relProfile {
 	return p
 }
 
+// The answer shapes a text holds are read by scanning it once, not by
+// regular expressions: every candidate of a recall is read so. The
+// expressions they stand for, which TestShapeScanners holds them to, are
+//
+//	time: (?i)\b(?:mon|tues|wednes|thurs|fri|satur|sun)day|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|
+//	      \b\d{1,2}(?::\d\d|\s?[ap]m)\b|\b(?:daily|weekly|monthly|quarterly|yearly|annually|morning|evening|noon|midnight|
+//	      deadline|hours?|days?|weeks?|months?|years?)\b|周[一二三四五六日末]|星期|[上下每]午|早上|晚上|点|号|月|天|小时|分钟|季度|年
+//	name: [a-z,;:] (?:[A-Z][a-z]+)|先生|女士|经理|老师|主管|总监|负责人
+
 var (
-	timeWordRE = regexp.MustCompile(`(?i)\b(?:mon|tues|wednes|thurs|fri|satur|sun)day|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|\b\d{1,2}(?::\d\d|\s?[ap]m)\b|\b(?:daily|weekly|monthly|quarterly|yearly|annually|morning|evening|noon|midnight|deadline|hours?|days?|weeks?|months?|years?)\b|周[一二三四五六日末]|星期|[上下每]午|早上|晚上|点|号|月|天|小时|分钟|季度|年`)
-	nameRE     = regexp.MustCompile(`[a-z,;:] (?:[A-Z][a-z]+)|先生|女士|经理|老师|主管|总监|负责人`)
+	dayWords   = []string{"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+	monthStems = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
+	timeWords  = map[string]bool{"daily": true, "weekly": true, "monthly": true, "quarterly": true, "yearly": true, "annually": true,
+		"morning": true, "evening": true, "noon": true, "midnight": true, "deadline": true, "hour": true, "hours": true,
+		"day": true, "days": true, "week": true, "weeks": true, "month": true, "months": true, "year": true, "years": true}
+	cjkTimeWords = []string{"星期", "上午", "下午", "每午", "早上", "晚上", "点", "号", "月", "天", "小时", "分钟", "季度", "年",
+		"周一", "周二", "周三", "周四", "周五", "周六", "周日", "周末"}
+	cjkNameWords = []string{"先生", "女士", "经理", "老师", "主管", "总监", "负责人"}
 )
+
+// asciiWord reports whether b is a byte of a regular expression's \w.
+func asciiWord(b byte) bool {
+	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '_'
+}
+
+func asciiDigit(b byte) bool { return b >= '0' && b <= '9' }
+
+// isSpace is \s: ASCII white space.
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\f' || b == '\r' }
+
+// holdsTime reports whether text names a time or date word.
+func holdsTime(text string) bool {
+	for i := 0; i < len(text); {
+		if !asciiWord(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && asciiWord(text[j]) {
+			j++
+		}
+		if timeRun(text, i, j) {
+			return true
+		}
+		i = j
+	}
+	if text = strings.ToValidUTF8(text, ""); !lang.HasCJK(text) {
+		return false
+	}
+	for _, w := range cjkTimeWords {
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// timeRun reports whether the run of word bytes text[i:j] starts a time
+// expression.
+func timeRun(text string, i, j int) bool {
+	w := strings.ToLower(text[i:j])
+	for _, d := range dayWords {
+		if strings.HasPrefix(w, d) {
+			return true
+		}
+	}
+	for _, m := range monthStems {
+		if strings.HasPrefix(w, m) && strings.IndexFunc(w, func(r rune) bool { return r < 'a' || r > 'z' }) < 0 {
+			return true
+		}
+	}
+	if timeWords[w] {
+		return true
+	}
+	// One or two digits: "9am", "9 pm", "10:30".
+	n := 0
+	for n < len(w) && asciiDigit(w[n]) {
+		n++
+	}
+	if n == 0 || n > 2 {
+		return false
+	}
+	if rest := w[n:]; rest == "am" || rest == "pm" {
+		return true
+	}
+	if n != len(w) || j >= len(text) {
+		return false
+	}
+	switch {
+	case text[j] == ':':
+		return j+3 <= len(text) && asciiDigit(text[j+1]) && asciiDigit(text[j+2]) && (j+3 == len(text) || !asciiWord(text[j+3]))
+	case isSpace(text[j]):
+		k := j + 1
+		return k+2 <= len(text) && (text[k]|0x20 == 'a' || text[k]|0x20 == 'p') && text[k+1]|0x20 == 'm' && (k+2 == len(text) || !asciiWord(text[k+2]))
+	}
+	return false
+}
+
+// holdsName reports whether text names someone: a capitalised word after
+// a lower-case letter or a comma, semicolon or colon and a space, or a
+// Chinese title.
+func holdsName(text string) bool {
+	for i := 0; i+3 < len(text); i++ {
+		if c := text[i]; (c >= 'a' && c <= 'z' || c == ',' || c == ';' || c == ':') && text[i+1] == ' ' &&
+			text[i+2] >= 'A' && text[i+2] <= 'Z' && text[i+3] >= 'a' && text[i+3] <= 'z' {
+			return true
+		}
+	}
+	for _, w := range cjkNameWords {
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	return false
+}
 
 func specWeight(spec float64) float64 { return minSpecificity + (1-minSpecificity)*spec }
 
@@ -292,16 +414,22 @@ type coverageAt struct {
 const specificUnit = 0.6
 
 func cover(a, b *relProfile, lx *lexicon.Lexicon) coverageAt {
+	return coverOf(a.units, func(i int) (uint8, bool) { return distance(a.units[i], lx, b) })
+}
+
+// coverOf is cover of units, the closest remove at which the other text
+// meets each given by dist.
+func coverOf(units []relUnit, dist func(i int) (uint8, bool)) coverageAt {
 	var c coverageAt
 	total := 0.0
-	for _, u := range a.units {
+	for _, u := range units {
 		total += u.weight
 	}
 	if total == 0 {
 		return c
 	}
-	for _, u := range a.units {
-		d, far := distance(u, lx, b)
+	for i, u := range units {
+		d, far := dist(i)
 		if u.value {
 			c.values++
 			if d == relDirect {
@@ -366,12 +494,17 @@ func queryAsks(q string) string {
 // at one remove, and the rule finds nothing either: with no evidence the
 // pair is irrelevant, and the model is not asked (nor trained on it).
 func relFeatures(query string, q, m *relProfile, rule float64, kind memory.Kind, lx *lexicon.Lexicon) []learn.Feature {
-	fwd, back := cover(q, m, lx), cover(m, q, lx)
+	return featuresOf(queryAsks(query), q, m, cover(q, m, lx), cover(m, q, lx), rule)
+}
+
+// featuresOf are relFeatures from the two texts' coverage of each other
+// (fwd: the query's units met by the memory; back: the memory's met by
+// the query) and what the query asks.
+func featuresOf(ask string, q, m *relProfile, fwd, back coverageAt, rule float64) []learn.Feature {
 	if rule == 0 && fwd.share[0]+fwd.share[1] == 0 {
 		return nil
 	}
 	cross := math.Abs(q.cjk - m.cjk)
-	ask := queryAsks(query)
 	f := []learn.Feature{
 		{Name: "bias", Value: 1},
 		{Name: "rule", Value: rule},
@@ -431,4 +564,117 @@ func memoryText(m memory.Memory) string {
 		return m.Content
 	}
 	return m.Content + "\n" + m.CounterExample
+}
+
+// relQuery is one query's side of relFeatures, read once for all of a
+// recall's candidates: what it asks, and for every key one of its units
+// reaches, which units and how closely. It meets a memory's units
+// (unitsOf) one by one, and remembers how each distinct unit met the
+// query's, so that a word many candidates share is looked up once. Its
+// features equal relFeatures' (TestRelQueryMatchesRelFeatures). Not safe
+// for concurrent use: one recall ranks in one goroutine.
+type relQuery struct {
+	text  string
+	prof  *relProfile
+	ask   string
+	lx    *lexicon.Lexicon
+	byKey map[string][]unitReach
+	met   map[relUnitKey][]unitMeet
+}
+
+// unitReach is how closely one query unit reaches a key.
+type unitReach struct {
+	unit  int
+	level uint8
+	far   bool
+}
+
+// unitMeet is the closest remove at which a memory unit meets one query
+// unit (relNone: not at all).
+type unitMeet struct {
+	d   uint8
+	far bool
+}
+
+// relUnitKey is what unitKeys reads of a unit.
+type relUnitKey struct {
+	key        string
+	cjk, value bool
+}
+
+func newRelQuery(text string, lx *lexicon.Lexicon) *relQuery {
+	q := &relQuery{text: text, prof: profileOf(text, lx), ask: queryAsks(text), lx: lx,
+		byKey: map[string][]unitReach{}, met: map[relUnitKey][]unitMeet{}}
+	for i, u := range q.prof.units {
+		unitKeys(u, lx, func(k string, level uint8, far bool) {
+			rs := q.byKey[k]
+			for j := range rs {
+				if rs[j].unit == i {
+					if level < rs[j].level || level == rs[j].level && rs[j].far && !far {
+						rs[j].level, rs[j].far = level, far
+					}
+					return
+				}
+			}
+			q.byKey[k] = append(rs, unitReach{i, level, far})
+		})
+	}
+	return q
+}
+
+// meet is how memory unit u meets each of the query's units.
+func (q *relQuery) meet(u relUnit) []unitMeet {
+	key := relUnitKey{u.key, u.cjk, u.value}
+	if m, ok := q.met[key]; ok {
+		return m
+	}
+	m := make([]unitMeet, len(q.prof.units))
+	for i := range m {
+		m[i].d = relNone
+	}
+	unitKeys(u, q.lx, func(k string, level uint8, viaFar bool) {
+		for _, r := range q.byKey[k] {
+			n := level + r.level
+			if n > 0 && keySpecificity(k) < minSharedSpecificity {
+				continue
+			}
+			far := viaFar || r.far
+			if cur := &m[r.unit]; n < cur.d || n == cur.d && cur.far && !far {
+				cur.d, cur.far = n, far
+			}
+		}
+	})
+	q.met[key] = m
+	return m
+}
+
+// closer reports whether a is a closer meeting than b: a smaller remove,
+// or the same without going through a broader word or definition.
+func closer(a, b unitMeet) bool { return a.d < b.d || a.d == b.d && b.far && !a.far }
+
+// features are relFeatures of the query against a memory's units.
+func (q *relQuery) features(m *relProfile, rule float64) []learn.Feature {
+	meets := make([][]unitMeet, len(m.units))
+	for j, u := range m.units {
+		meets[j] = q.meet(u)
+	}
+	fwd := coverOf(q.prof.units, func(i int) (uint8, bool) {
+		best := unitMeet{d: relNone}
+		for _, mj := range meets {
+			if closer(mj[i], best) {
+				best = mj[i]
+			}
+		}
+		return best.d, best.far
+	})
+	back := coverOf(m.units, func(j int) (uint8, bool) {
+		best := unitMeet{d: relNone}
+		for _, mi := range meets[j] {
+			if closer(mi, best) {
+				best = mi
+			}
+		}
+		return best.d, best.far
+	})
+	return featuresOf(q.ask, q.prof, m, fwd, back, rule)
 }

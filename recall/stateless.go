@@ -36,21 +36,25 @@ import (
 // searching the range again; the query LLM is not told the tenant's task
 // types.
 
-func (e *Engine) recallStateless(ctx context.Context, q memory.Query) (Response, error) {
+func (e *Engine) recallStateless(ctx context.Context, q memory.Query, clk *stageClock) (Response, error) {
 	q, err := e.validateQuery(q)
 	if err != nil {
 		return Response{}, err
 	}
 	x := expandQuery(e.deps.Lexicon, q.Text)
-	counts, err := e.stats.get(ctx, q.Tenant, statsKeys(q.Text, e.deps.Lexicon, x))
+	keys := statsKeys(q.Text, e.deps.Lexicon, x)
+	clk.lap(&clk.s.Parse)
+	counts, err := e.stats.get(ctx, q.Tenant, keys)
 	if err != nil {
 		return Response{}, errorf("recall: term statistics", err)
 	}
+	clk.lap(&clk.s.Store)
 	parsed := e.understand(ctx, q, statsVocab{counts})
 	f, tf := e.filters(q, &parsed)
 	if parsed.Text != q.Text {
 		x = expandQuery(e.deps.Lexicon, parsed.Text)
 	}
+	clk.lap(&clk.s.Parse)
 	hits, err := e.hybrid(ctx, parsed.Text, x, f, counts)
 	if err != nil {
 		return Response{}, err
@@ -66,13 +70,15 @@ func (e *Engine) recallStateless(ctx context.Context, q memory.Query) (Response,
 			return Response{}, err
 		}
 	}
+	clk.lap(&clk.s.Vector)
 	nb, err := e.readNeighbourhood(ctx, q.Tenant, hits, counts, e.cfg.Context > 0)
 	if err != nil {
 		return Response{}, err
 	}
+	clk.lap(&clk.s.Store)
 	vec, kw, kwIn := e.hybridLists(hits, tf)
-	results, pols := e.rank(nb, q, parsed, x, f, tf, vec, kw, kwIn)
-	return e.respond(ctx, q, parsed, results, pols, nil), nil
+	results, pols := e.rank(nb, q, parsed, x, f, tf, vec, kw, kwIn, clk)
+	return e.respond(ctx, q, parsed, results, pols, nil, clk), nil
 }
 
 // matched reports whether a hybrid hit has anything in common with the

@@ -24,8 +24,11 @@ import (
 )
 
 func runBench(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) > 0 && args[0] == "recall" {
+		return runBenchRecall(ctx, args[1:], out)
+	}
 	if len(args) == 0 || args[0] != "write" {
-		return fmt.Errorf("usage: hindsight bench write [flags] (see hindsight bench write -h)")
+		return fmt.Errorf("usage: hindsight bench write|recall [flags] (see hindsight bench write -h, hindsight bench recall -h)")
 	}
 	fs := newFlags("bench write", "[flags]", `
 Measure the write path under load, as agents use it: generated sessions,

@@ -54,7 +54,7 @@ func commands() []command {
 		{"migrate", "apply the ClickHouse schema migrations", runMigrate},
 		{"sql", "run a read-only SQL query over the episodic log", runSQL},
 		{"eval", "measure quality: eval locomo | eval merge | eval scenarios", runEval},
-		{"bench", "measure the write path under load (bench write)", runBench},
+		{"bench", "measure the write path under load (bench write) and recall as served (bench recall)", runBench},
 		{"extract", "distil a transcript offline and print what it would learn, storing nothing", runExtract},
 		{"train", "train the offline sentence classifiers (train classifiers)", runTrain},
 		{"healthcheck", "probe a health endpoint (for container healthchecks)", runHealthcheck},
