@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/hindsight-memory/hindsight/memory"
 )
@@ -11,9 +12,13 @@ import (
 // usageBatch bounds the uses written by one RecordUsage call.
 const usageBatch = 256
 
+// usageDelay is the longest a recall's uses wait to be written with
+// others' (Engine.Flush writes them at once).
+const usageDelay = time.Second
+
 // usageRecorder writes recall counts in the background, off the request
 // path: recall enqueues and returns; one goroutine drains the queue in
-// batches. When the queue is full the use is dropped and counted, since a
+// batches, at most usageDelay after a use was queued. When the queue is full the use is dropped and counted, since a
 // recall count is worth less than a recall's latency.
 type usageRecorder struct {
 	store   memory.MemoryStore
@@ -119,6 +124,10 @@ func (r *usageRecorder) run() {
 			}
 		}
 	}
+	// A write waits up to usageDelay for more uses to share it: under
+	// load one insert a second, not one per recall, each of which the
+	// store pays for again in its background merges.
+	var due <-chan time.Time
 	for {
 		select {
 		case u, ok := <-r.queue:
@@ -127,14 +136,20 @@ func (r *usageRecorder) run() {
 				return
 			}
 			batch = append(batch, u)
-			open := drain()
-			write()
-			if !open {
-				return
+			switch {
+			case len(batch) == usageBatch:
+				write()
+				due = nil
+			case due == nil:
+				due = time.After(usageDelay)
 			}
+		case <-due:
+			due = nil
+			write()
 		case ack := <-r.flushes:
 			open := drain()
 			write()
+			due = nil
 			close(ack)
 			if !open {
 				return
