@@ -44,7 +44,7 @@ dev: build chdb dicts
 test: deps chdb dicts conformance tools vet
 	HINDSIGHT_REQUIRE_CONFORMANCE=1 HINDSIGHT_REQUIRE_DICTS=1 HINDSIGHT_REQUIRE_BROWSER=1 $(GO) test -count=1 -timeout 20m ./...
 
-## bench: benchmarks (about 25 minutes; the numbers are in the README)
+## bench: benchmarks (about 35 minutes; the numbers are in the README)
 bench: deps chdb dicts
 	$(GO) test -run '^$$' -bench BenchmarkLocal -benchtime 1x -timeout 60m ./store/local/
 	$(GO) test -run '^$$' -bench . -benchtime 300x -timeout 30m ./store/clickhouse/
@@ -52,6 +52,7 @@ bench: deps chdb dicts
 	$(GO) test -run '^$$' -bench . -timeout 10m ./llm/offline/ ./merge/ ./consolidate/
 	$(GO) test -run '^$$' -bench BenchmarkConsolePages -benchtime 20x -timeout 10m ./cmd/hindsight/
 	$(GO) run ./cmd/hindsight bench write
+	$(GO) run ./cmd/hindsight bench recall $(if $(LOCOMO),--locomo $(LOCOMO)) $(if $(SCENARIOS),--scenarios $(SCENARIOS))
 	$(if $(LOCOMO),$(GO) run ./cmd/hindsight eval locomo --data $(LOCOMO) --baseline,@echo "LoCoMo data not found next to the repository: skipping hindsight eval locomo")
 
 ## build: the hindsight binary in ./bin

@@ -3,6 +3,7 @@ package recall
 import (
 	"math"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -632,20 +633,61 @@ func (q *relQuery) meet(u relUnit) []unitMeet {
 	for i := range m {
 		m[i].d = relNone
 	}
-	unitKeys(u, q.lx, func(k string, level uint8, viaFar bool) {
-		for _, r := range q.byKey[k] {
-			n := level + r.level
-			if n > 0 && keySpecificity(k) < minSharedSpecificity {
+	for _, x := range expansionsOf(key, q.lx) {
+		for _, r := range q.byKey[x.key] {
+			n := x.level + r.level
+			if n > 0 && x.unspecific {
 				continue
 			}
-			far := viaFar || r.far
+			far := x.far || r.far
 			if cur := &m[r.unit]; n < cur.d || n == cur.d && cur.far && !far {
 				cur.d, cur.far = n, far
 			}
 		}
-	})
+	}
 	q.met[key] = m
 	return m
+}
+
+// unitKey is one key a unit may be met by (unitKeys), with whether the
+// key is too common to be met through the lexicon.
+type unitKey struct {
+	key        string
+	level      uint8
+	far        bool
+	unspecific bool // keySpecificity(key) < minSharedSpecificity
+}
+
+// expansions caches, process-wide, what unitKeys gives each unit: the
+// units of memory texts are few (a language's words), and every recall
+// meets many of them again. It is dropped when it grows past
+// maxExpansions, or when another lexicon asks.
+var expansions struct {
+	sync.Mutex
+	lx *lexicon.Lexicon
+	m  map[relUnitKey][]unitKey
+}
+
+const maxExpansions = 1 << 18
+
+func expansionsOf(u relUnitKey, lx *lexicon.Lexicon) []unitKey {
+	expansions.Lock()
+	xs, ok := expansions.m[u]
+	if ok && expansions.lx == lx {
+		expansions.Unlock()
+		return xs
+	}
+	expansions.Unlock()
+	unitKeys(relUnit{key: u.key, cjk: u.cjk, value: u.value}, lx, func(k string, level uint8, far bool) {
+		xs = append(xs, unitKey{k, level, far, keySpecificity(k) < minSharedSpecificity})
+	})
+	expansions.Lock()
+	if expansions.m == nil || expansions.lx != lx || len(expansions.m) >= maxExpansions {
+		expansions.m, expansions.lx = make(map[relUnitKey][]unitKey, 4096), lx
+	}
+	expansions.m[u] = xs
+	expansions.Unlock()
+	return xs
 }
 
 // closer reports whether a is a closer meeting than b: a smaller remove,
