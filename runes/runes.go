@@ -8,7 +8,9 @@ import (
 // IsCJK reports whether r is written without spaces between words: a Han
 // ideograph, Japanese kana or Hangul.
 func IsCJK(r rune) bool {
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+	// No rune of these scripts lies below the Hangul Jamo (U+1100): most
+	// text is answered without a table search (TestIsCJKEveryRune).
+	return r >= 0x1100 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
 // OneLine folds every run of white space, line breaks included, into one

@@ -1,6 +1,9 @@
 package runes
 
-import "testing"
+import (
+	"testing"
+	"unicode"
+)
 
 func TestIsCJK(t *testing.T) {
 	for r, want := range map[rune]bool{'中': true, 'ひ': true, 'カ': true, '한': true, 'a': false, '，': false, '1': false, 'é': false} {
@@ -54,6 +57,16 @@ func TestClipWords(t *testing.T) {
 	} {
 		if got := ClipWords(c.in, c.n); got != c.want {
 			t.Errorf("ClipWords(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}
+
+// TestIsCJKEveryRune checks IsCJK against the Unicode tables it stands
+// for, on every code point.
+func TestIsCJKEveryRune(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if got, want := IsCJK(r), unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul); got != want {
+			t.Fatalf("IsCJK(%U) = %v, the tables say %v", r, got, want)
 		}
 	}
 }

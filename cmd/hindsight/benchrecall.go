@@ -139,6 +139,16 @@ type recallBenchResult struct {
 	StageOrder []string `json:"-"`
 	// RSSMB is the process's peak resident memory.
 	RSSMB float64 `json:"rss_mb"`
+	// Slowest are the slowest hybrid recalls, slowest first: where the
+	// p99 goes.
+	Slowest []slowRecall `json:"slowest"`
+}
+
+// slowRecall is one slow recall: its query (cut), time and stages.
+type slowRecall struct {
+	Query  string             `json:"query"`
+	Ms     float64            `json:"ms"`
+	Stages map[string]float64 `json:"stages_ms"`
 }
 
 func (r recallBenchResult) print(out io.Writer) error {
@@ -383,7 +393,7 @@ func (b *recallBench) query(text string) memory.Query {
 
 // timed asks every query of texts with ask and returns the times; stages
 // add up the hybrid recalls' stages when not nil.
-func timed(ctx context.Context, texts []string, ask func(context.Context, string) (recall.Response, error), stages *recall.Stages) ([]time.Duration, time.Duration, error) {
+func timed(ctx context.Context, texts []string, ask func(context.Context, string) (recall.Response, error), stages *recall.Stages, slow *[]slowRecall) ([]time.Duration, time.Duration, error) {
 	took := make([]time.Duration, 0, len(texts))
 	var total time.Duration
 	for _, t := range texts {
@@ -397,6 +407,9 @@ func timed(ctx context.Context, texts []string, ask func(context.Context, string
 		if stages != nil {
 			stages.Add(resp.Stages)
 			total += resp.Took
+		}
+		if slow != nil {
+			noteSlow(slow, t, d, resp.Stages)
 		}
 	}
 	return took, total, nil
@@ -435,7 +448,7 @@ func (b *recallBench) run(ctx context.Context, n, mcpAt int) (recallBenchResult,
 	if _, err := b.kwSvc.Recall(ctx, b.query(texts[0])); err != nil {
 		return res, err
 	}
-	kw, _, err := timed(ctx, texts, func(ctx context.Context, t string) (recall.Response, error) { return b.kwSvc.Recall(ctx, b.query(t)) }, nil)
+	kw, _, err := timed(ctx, texts, func(ctx context.Context, t string) (recall.Response, error) { return b.kwSvc.Recall(ctx, b.query(t)) }, nil, nil)
 	if err != nil {
 		return res, err
 	}
@@ -448,7 +461,7 @@ func (b *recallBench) run(ctx context.Context, n, mcpAt int) (recallBenchResult,
 		}
 	}
 	var stages recall.Stages
-	hy, stageTotal, err := timed(ctx, texts, func(ctx context.Context, t string) (recall.Response, error) { return b.svc.Recall(ctx, b.query(t)) }, &stages)
+	hy, stageTotal, err := timed(ctx, texts, func(ctx context.Context, t string) (recall.Response, error) { return b.svc.Recall(ctx, b.query(t)) }, &stages, &res.Slowest)
 	if err != nil {
 		return res, err
 	}
@@ -599,6 +612,23 @@ func scanTop(flat []float32, dim int, q []float32, k int) []int {
 		out[i] = h.i
 	}
 	return out
+}
+
+// noteSlow keeps the 10 slowest recalls in slow, slowest first.
+func noteSlow(slow *[]slowRecall, query string, d time.Duration, st recall.Stages) {
+	const keep = 10
+	if len(*slow) == keep && ms64(d) <= (*slow)[keep-1].Ms {
+		return
+	}
+	r := slowRecall{Query: firstSentences(query, 80), Ms: ms64(d), Stages: map[string]float64{}}
+	for _, s := range st.Named() {
+		if s.Took >= 100*time.Microsecond {
+			r.Stages[s.Name] = ms64(s.Took)
+		}
+	}
+	i, _ := slices.BinarySearchFunc(*slow, r.Ms, func(s slowRecall, ms float64) int { return cmp.Compare(ms, s.Ms) })
+	*slow = slices.Insert(*slow, i, r)
+	*slow = (*slow)[:min(len(*slow), keep)]
 }
 
 func ms64(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
