@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hindsight-memory/hindsight/lang"
 )
@@ -23,7 +24,7 @@ const (
 type keywordIndex struct {
 	docs     []kwDoc
 	free     []int32
-	postings map[string]map[int32]int32 // term → ordinal → term frequency
+	postings map[string]*posting
 	live     int
 	totalLen int
 }
@@ -35,8 +36,47 @@ type kwDoc struct {
 	live   bool
 }
 
+// posting is one term's documents: ordinal → term frequency, and the
+// same as a list in ordinal order, built by the first search after a
+// change. A search walks the list: in order, its reads of the score and
+// document slices are sequential, where walking the map reads them at
+// random, and a frequent term's tens of thousands of documents made that
+// most of a recall.
+type posting struct {
+	tf   map[int32]int32
+	list atomic.Pointer[postingList] // nil when stale
+}
+
+type postingList struct{ ords, tfs []int32 }
+
+// sorted returns p's list, building it when stale. Searches run under the
+// cache's read lock, so two may build it at once: both build the same.
+func (p *posting) sorted() *postingList {
+	if l := p.list.Load(); l != nil {
+		return l
+	}
+	l := &postingList{ords: make([]int32, 0, len(p.tf)), tfs: make([]int32, len(p.tf))}
+	for o := range p.tf {
+		l.ords = append(l.ords, o)
+	}
+	slices.Sort(l.ords)
+	for i, o := range l.ords {
+		l.tfs[i] = p.tf[o]
+	}
+	p.list.Store(l)
+	return l
+}
+
+// docFreq is how many documents hold term t.
+func (x *keywordIndex) docFreq(t string) int {
+	if p := x.postings[t]; p != nil {
+		return len(p.tf)
+	}
+	return 0
+}
+
 func newKeywordIndex() *keywordIndex {
-	return &keywordIndex{postings: map[string]map[int32]int32{}}
+	return &keywordIndex{postings: map[string]*posting{}}
 }
 
 // add indexes text under id and returns its ordinal.
@@ -60,10 +100,11 @@ func (x *keywordIndex) add(id, text string) int32 {
 	for t, n := range tf {
 		p := x.postings[t]
 		if p == nil {
-			p = map[int32]int32{}
+			p = &posting{tf: map[int32]int32{}}
 			x.postings[t] = p
 		}
-		p[ord] = n
+		p.tf[ord] = n
+		p.list.Store(nil)
 		d.terms = append(d.terms, t)
 	}
 	x.docs[ord] = d
@@ -80,8 +121,9 @@ func (x *keywordIndex) remove(ord int32) {
 	}
 	for _, t := range d.terms {
 		p := x.postings[t]
-		delete(p, ord)
-		if len(p) == 0 {
+		delete(p.tf, ord)
+		p.list.Store(nil)
+		if len(p.tf) == 0 {
 			delete(x.postings, t)
 		}
 	}
@@ -109,7 +151,7 @@ var accPool = sync.Pool{New: func() any { return &accumulators{} }}
 
 // queryTerm is one distinct query term with its postings and weight.
 type queryTerm struct {
-	postings map[int32]int32
+	postings *posting
 	idf      float64
 }
 
@@ -139,10 +181,10 @@ func (x *keywordIndex) search(queryTerms []string, accept func(int32) bool, k in
 		}
 		seen[t] = true
 		p := x.postings[t]
-		if len(p) == 0 {
+		if p == nil || len(p.tf) == 0 {
 			continue
 		}
-		df := float64(len(p))
+		df := float64(len(p.tf))
 		qs = append(qs, queryTerm{p, math.Log(1 + (float64(x.live)-df+0.5)/(df+0.5))})
 	}
 	if len(qs) == 0 {
@@ -183,21 +225,22 @@ func (x *keywordIndex) search(queryTerms []string, accept func(int32) bool, k in
 	for i, q := range qs {
 		// Checking costs a pass over the scored documents: worth it only
 		// when the term's postings are longer.
-		closed := i > 0 && len(acc.touched) >= k && len(q.postings) > len(acc.touched) &&
+		closed := i > 0 && len(acc.touched) >= k && len(q.postings.tf) > len(acc.touched) &&
 			x.kthAdmitted(acc, admits, k) > rest[i]
 		if closed {
 			for _, o := range acc.touched {
-				if tf, ok := q.postings[o]; ok {
+				if tf, ok := q.postings.tf[o]; ok {
 					acc.score[o] += weight(o, tf, q.idf)
 				}
 			}
 			continue
 		}
-		for o, tf := range q.postings {
+		l := q.postings.sorted()
+		for j, o := range l.ords {
 			if acc.score[o] == 0 {
 				acc.touched = append(acc.touched, o)
 			}
-			acc.score[o] += weight(o, tf, q.idf)
+			acc.score[o] += weight(o, l.tfs[j], q.idf)
 		}
 	}
 	return x.topAdmitted(acc, admits, k)

@@ -309,7 +309,7 @@ func (e *Engine) verify(ctx context.Context, c *tenantCache, tenant string, resu
 func (c *tenantCache) queryTerms(text string) []string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return lang.QueryTerms(text, func(t string) bool { return len(c.kw.postings[t]) > 0 })
+	return lang.QueryTerms(text, func(t string) bool { return c.kw.docFreq(t) > 0 })
 }
 
 func (c *tenantCache) searchKeyword(terms []string, f memory.VectorFilter, tf *memory.VectorFilter, k int) (kw, kwIn []kwHitID) {

@@ -139,7 +139,7 @@ func (x *keywordIndex) coverage(q []relTerm, ord int32) float64 {
 	if int(ord) >= len(x.docs) || !x.docs[ord].live || len(q) == 0 {
 		return 0
 	}
-	return coverageOf(q, x.docs[ord].terms, int64(x.live), func(t string) int64 { return int64(len(x.postings[t])) })
+	return coverageOf(q, x.docs[ord].terms, int64(x.live), func(t string) int64 { return int64(x.docFreq(t)) })
 }
 
 // coverageOf is the relevance to the query terms q of a document with
