@@ -130,20 +130,21 @@ func (c *tenantCache) reset() {
 	c.watermark = time.Time{}
 }
 
-// ensureLoaded loads the cache unless it is loaded.
-func (c *tenantCache) ensureLoaded(ctx context.Context, store memory.MemoryStore) error {
+// ensureLoaded loads the cache unless it is loaded, and says whether
+// this call loaded it.
+func (c *tenantCache) ensureLoaded(ctx context.Context, store memory.MemoryStore) (bool, error) {
 	c.mu.RLock()
 	loaded := c.loaded
 	c.mu.RUnlock()
 	if loaded {
-		return nil
+		return false, nil
 	}
 	c.syncMu.Lock()
 	defer c.syncMu.Unlock()
 	if c.loaded { // syncMu excludes the only writer of loaded
-		return nil
+		return false, nil
 	}
-	return c.loadLocked(ctx, store)
+	return true, c.loadLocked(ctx, store)
 }
 
 // sources are the IDs of the cached memories' source episodes.

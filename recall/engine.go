@@ -141,16 +141,13 @@ func (e *Engine) Flush(ctx context.Context) error {
 // cache returns tenant's loaded cache, loading it on first use.
 func (e *Engine) cache(ctx context.Context, tenant string) (*tenantCache, error) {
 	c := e.tenant(tenant)
-	c.mu.RLock()
-	loaded := c.loaded
-	c.mu.RUnlock()
-	if loaded {
-		return c, nil
-	}
-	if err := c.ensureLoaded(ctx, e.deps.Memories); err != nil {
+	loaded, err := c.ensureLoaded(ctx, e.deps.Memories)
+	if err != nil {
 		return nil, err
 	}
-	e.prefetchSources(ctx, c)
+	if loaded {
+		e.prefetchSources(ctx, c)
+	}
 	return c, nil
 }
 

@@ -575,7 +575,6 @@ func memoryText(m memory.Memory) string {
 // features equal relFeatures' (TestRelQueryMatchesRelFeatures). Not safe
 // for concurrent use: one recall ranks in one goroutine.
 type relQuery struct {
-	text  string
 	prof  *relProfile
 	ask   string
 	lx    *lexicon.Lexicon
@@ -604,7 +603,7 @@ type relUnitKey struct {
 }
 
 func newRelQuery(text string, lx *lexicon.Lexicon) *relQuery {
-	q := &relQuery{text: text, prof: profileOf(text, lx), ask: queryAsks(text), lx: lx,
+	q := &relQuery{prof: profileOf(text, lx), ask: queryAsks(text), lx: lx,
 		byKey: map[string][]unitReach{}, met: map[relUnitKey][]unitMeet{}}
 	for i, u := range q.prof.units {
 		unitKeys(u, lx, func(k string, level uint8, far bool) {
@@ -639,9 +638,8 @@ func (q *relQuery) meet(u relUnit) []unitMeet {
 			if n > 0 && x.unspecific {
 				continue
 			}
-			far := x.far || r.far
-			if cur := &m[r.unit]; n < cur.d || n == cur.d && cur.far && !far {
-				cur.d, cur.far = n, far
+			if met := (unitMeet{n, x.far || r.far}); closer(met, m[r.unit]) {
+				m[r.unit] = met
 			}
 		}
 	}

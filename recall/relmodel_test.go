@@ -52,13 +52,7 @@ func TestRelevanceDataStaysApart(t *testing.T) {
 // rule's relevance does, and admits answers the rule finds too little
 // in while keeping what it admits of the rest rare.
 func TestModelRanksAnswersFirst(t *testing.T) {
-	lx := lexicon.Default()
-	if lx == nil {
-		if os.Getenv("HINDSIGHT_REQUIRE_DICTS") != "" {
-			t.Fatal(lexicon.Err())
-		}
-		t.Skip("the relevance model reads the dictionaries: make dicts")
-	}
+	lx := modelLexicon(t)
 	m, err := relevanceModel()
 	if err != nil {
 		t.Fatal(err)
@@ -127,13 +121,7 @@ func TestModelRanksAnswersFirst(t *testing.T) {
 // every pair of the relevance data and across groups, reusing one
 // relQuery for all the memories a query is met with, as a recall does.
 func TestRelQueryMatchesRelFeatures(t *testing.T) {
-	lx := lexicon.Default()
-	if lx == nil {
-		if os.Getenv("HINDSIGHT_REQUIRE_DICTS") != "" {
-			t.Fatal(lexicon.Err())
-		}
-		t.Skip("the relevance model reads the dictionaries: make dicts")
-	}
+	lx := modelLexicon(t)
 	groups, unrelated, err := LoadRelevanceData(os.DirFS("data"), ".")
 	if err != nil {
 		t.Fatal(err)
@@ -220,4 +208,18 @@ func TestShapeScanners(t *testing.T) {
 		}
 	}
 	t.Logf("%d texts read alike", checked)
+}
+
+// modelLexicon returns the dictionaries the relevance model reads, and
+// skips the test without them (fails, where make test installs them).
+func modelLexicon(t *testing.T) *lexicon.Lexicon {
+	t.Helper()
+	lx := lexicon.Default()
+	if lx == nil {
+		if os.Getenv("HINDSIGHT_REQUIRE_DICTS") != "" {
+			t.Fatal(lexicon.Err())
+		}
+		t.Skip("the relevance model reads the dictionaries: make dicts")
+	}
+	return lx
 }

@@ -135,8 +135,6 @@ type recallBenchResult struct {
 	// Stages is each stage's share of the hybrid recalls' time at
 	// Memories (recall.Stages), summing to about 1.
 	Stages map[string]float64 `json:"stages"`
-	// StageOrder lists Stages' keys in the order a recall runs them.
-	StageOrder []string `json:"-"`
 	// RSSMB is the process's peak resident memory.
 	RSSMB float64 `json:"rss_mb"`
 	// Slowest are the slowest hybrid recalls, slowest first: where the
@@ -162,8 +160,8 @@ func (r recallBenchResult) print(out io.Writer) error {
 		fmt.Fprintf(tw, "MCP at %d\tp50 %.2f ms\tp99 %.2f ms\t%.2f× in process\n", r.MCPAt, r.MCPP50Ms10k, r.MCPP99Ms10k, r.MCPOverInProcess)
 	}
 	var shares []string
-	for _, name := range r.StageOrder {
-		shares = append(shares, fmt.Sprintf("%s %.1f%%", name, 100*r.Stages[name]))
+	for _, st := range (recall.Stages{}).Named() {
+		shares = append(shares, fmt.Sprintf("%s %.1f%%", st.Name, 100*r.Stages[st.Name]))
 	}
 	fmt.Fprintf(tw, "hybrid stages\t%s\n", strings.Join(shares, ", "))
 	fmt.Fprintf(tw, "peak RSS\t%.0f MB\n", r.RSSMB)
@@ -472,7 +470,6 @@ func (b *recallBench) run(ctx context.Context, n, mcpAt int) (recallBenchResult,
 	res.HybridP50Ms, res.HybridP99Ms = ms64(quantile(hy, 0.5)), ms64(quantile(hy, 0.99))
 	res.Stages = map[string]float64{}
 	for _, st := range stages.Named() {
-		res.StageOrder = append(res.StageOrder, st.Name)
 		if stageTotal > 0 {
 			res.Stages[st.Name] = float64(st.Took) / float64(stageTotal)
 		}
