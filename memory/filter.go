@@ -41,6 +41,37 @@ func (f VectorFilter) Match(d VectorDoc) bool {
 	return true
 }
 
+// Seconds is a creation range in whole Unix seconds (time.Time.Unix).
+type Seconds struct{ From, To int64 }
+
+// Seconds widens f's creation range to whole seconds, for indexes that
+// keep creation times as seconds in a dense column: a memory whose
+// creation second Holds rejects is outside f's range, and one Inside
+// accepts is in it; the seconds at the bounds need Match. Without a range
+// it holds every second.
+func (f VectorFilter) Seconds() Seconds {
+	s := Seconds{math.MinInt64, math.MaxInt64}
+	if !f.CreatedAfter.IsZero() {
+		s.From = f.CreatedAfter.Unix()
+	}
+	if !f.CreatedBefore.IsZero() {
+		s.To = f.CreatedBefore.Unix()
+	}
+	return s
+}
+
+// Holds reports whether a memory created in that second may lie in the
+// range: when it does not, Match rejects the memory.
+func (s Seconds) Holds(unix int64) bool { return unix >= s.From && unix <= s.To }
+
+// Inside reports whether every instant of that second lies in the range:
+// when it does, Match accepts the memory's creation time without a look
+// at its fractions.
+func (s Seconds) Inside(unix int64) bool { return unix > s.From && unix < s.To }
+
+// Bounded reports whether the range excludes any second.
+func (s Seconds) Bounded() bool { return s.From != math.MinInt64 || s.To != math.MaxInt64 }
+
 // Validate checks that f names a valid tenant.
 func (f VectorFilter) Validate(op string) error {
 	return ValidateTenant(op, f.Tenant)

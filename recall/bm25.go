@@ -139,13 +139,21 @@ type kwHit struct {
 	score float64
 }
 
-// accumulators are reused across searches: a dense score per ordinal and
-// the ordinals touched, so a search allocates little whatever the store's
+// accumulators are reused across searches: a dense score per ordinal,
+// whether accept admits it once asked (admitUnknown until then), and the
+// ordinals touched, so a search allocates little whatever the store's
 // size.
 type accumulators struct {
 	score   []float64
+	admit   []uint8
 	touched []int32
 }
+
+const (
+	admitUnknown uint8 = iota
+	admitYes
+	admitNo
+)
 
 var accPool = sync.Pool{New: func() any { return &accumulators{} }}
 
@@ -201,20 +209,28 @@ func (x *keywordIndex) search(queryTerms []string, accept func(int32) bool, k in
 	acc := accPool.Get().(*accumulators)
 	defer func() {
 		for _, o := range acc.touched {
-			acc.score[o] = 0
+			acc.score[o], acc.admit[o] = 0, admitUnknown
 		}
 		acc.touched = acc.touched[:0]
 		accPool.Put(acc)
 	}()
 	if len(acc.score) < len(x.docs) {
 		acc.score = make([]float64, len(x.docs))
+		acc.admit = make([]uint8, len(x.docs))
 	}
-	admitted := map[int32]bool{} // accept's answer per scored document
+	// accept is asked once per scored document: a filter that admits few
+	// (a time range) has it asked of every one.
 	admits := func(o int32) bool {
-		ok, known := admitted[o]
-		if !known {
-			ok = accept == nil || accept(o)
-			admitted[o] = ok
+		switch acc.admit[o] {
+		case admitYes:
+			return true
+		case admitNo:
+			return false
+		}
+		ok := accept == nil || accept(o)
+		acc.admit[o] = admitNo
+		if ok {
+			acc.admit[o] = admitYes
 		}
 		return ok
 	}
@@ -222,20 +238,39 @@ func (x *keywordIndex) search(queryTerms []string, accept func(int32) bool, k in
 		f := float64(tf)
 		return idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(x.docs[o].length)/avg))
 	}
+	// theta is the k-th best admitted score when last computed: scores
+	// only grow, so it stays a lower bound, and once it exceeds what the
+	// remaining terms could add the search is closed. Computing it is a
+	// pass over the scored documents, so it is recomputed only after the
+	// postings walked since reach their number: a query of hundreds of
+	// terms (a long text, with its translations) checked before every
+	// term made those passes most of its time.
+	theta, walked := 0.0, 0
 	for i, q := range qs {
-		// Checking costs a pass over the scored documents: worth it only
-		// when the term's postings are longer.
-		closed := i > 0 && len(acc.touched) >= k && len(q.postings.tf) > len(acc.touched) &&
-			x.kthAdmitted(acc, admits, k) > rest[i]
-		if closed {
-			for _, o := range acc.touched {
-				if tf, ok := q.postings.tf[o]; ok {
-					acc.score[o] += weight(o, tf, q.idf)
+		l := q.postings.sorted()
+		if i > 0 && len(acc.touched) >= k && theta <= rest[i] && walked >= len(acc.touched) {
+			theta, walked = x.kthAdmitted(acc, admits, k), 0
+		}
+		walked += len(l.ords)
+		if i > 0 && theta > rest[i] {
+			// Closed: only the documents already scored gain, looked up
+			// in the term's map when they are far fewer than its
+			// postings, else found by walking the postings.
+			if 4*len(acc.touched) < len(l.ords) {
+				for _, o := range acc.touched {
+					if tf, ok := q.postings.tf[o]; ok {
+						acc.score[o] += weight(o, tf, q.idf)
+					}
+				}
+				continue
+			}
+			for j, o := range l.ords {
+				if acc.score[o] != 0 {
+					acc.score[o] += weight(o, l.tfs[j], q.idf)
 				}
 			}
 			continue
 		}
-		l := q.postings.sorted()
 		for j, o := range l.ords {
 			if acc.score[o] == 0 {
 				acc.touched = append(acc.touched, o)

@@ -92,9 +92,21 @@ func TestKeywordSearchMatchesNaiveBM25(t *testing.T) {
 		x.remove(int32(i))
 		live[i] = false
 	}
-	accept := func(o int32) bool { return o%3 != 0 }
-	for qi := range 200 {
-		q := make([]string, 1+r.IntN(6))
+	// Most documents pass the filter, or few (as in a time range): with
+	// few, the k-th best is found late, if at all.
+	accepts := []func(o int32) bool{
+		func(o int32) bool { return o%3 != 0 },
+		func(o int32) bool { return o%97 == 5 },
+	}
+	for qi := range 300 {
+		accept := accepts[qi%2]
+		// Short queries, and long ones (a whole text with its
+		// translations), whose search closes part-way through.
+		n := 1 + r.IntN(6)
+		if qi >= 200 {
+			n = 20 + r.IntN(200)
+		}
+		q := make([]string, n)
 		for j := range q {
 			q[j] = word()
 		}

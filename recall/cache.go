@@ -84,9 +84,12 @@ type tenantCache struct {
 	syncMu sync.Mutex
 	mu     sync.RWMutex
 
-	loaded   bool
-	entries  map[string]*entry
-	byOrd    []*entry
+	loaded  bool
+	entries map[string]*entry
+	byOrd   []*entry
+	// created is each ordinal's CreatedAt in Unix seconds, read where a
+	// time range rejects most documents without reaching their entries.
+	created  []int64
 	versions map[string]int // every memory seen → its highest version seen
 	kw       *keywordIndex
 	// entities and taskTypes count the cached memories carrying each
@@ -121,7 +124,7 @@ func newTenantCache(tenant string, clock func() time.Time, screen memory.Screene
 func (c *tenantCache) reset() {
 	c.loaded = false
 	c.entries = map[string]*entry{}
-	c.byOrd = nil
+	c.byOrd, c.created = nil, nil
 	c.versions = map[string]int{}
 	c.kw = newKeywordIndex()
 	c.entities = map[string]hintCount{}
@@ -288,9 +291,9 @@ func (c *tenantCache) add(m memory.Memory) {
 	e := &entry{mem: m, doc: doc}
 	e.ord = c.kw.add(m.ID, indexText(m))
 	for int(e.ord) >= len(c.byOrd) {
-		c.byOrd = append(c.byOrd, nil)
+		c.byOrd, c.created = append(c.byOrd, nil), append(c.created, 0)
 	}
-	c.byOrd[e.ord] = e
+	c.byOrd[e.ord], c.created[e.ord] = e, doc.CreatedAt.Unix()
 	c.entries[m.ID] = e
 	for _, ent := range doc.Entities {
 		countHint(c.entities, ent, 1)

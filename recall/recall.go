@@ -316,7 +316,11 @@ func (c *tenantCache) searchKeyword(terms []string, f memory.VectorFilter, tf *m
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	run := func(f memory.VectorFilter) []kwHitID {
+		in := f.Seconds()
 		hits := c.kw.search(terms, func(ord int32) bool {
+			if !in.Holds(c.created[ord]) {
+				return false
+			}
 			e := c.byOrd[ord]
 			return e != nil && f.Match(e.doc)
 		}, k)

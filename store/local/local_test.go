@@ -647,12 +647,62 @@ func TestPrefilterCoversFilter(t *testing.T) {
 	}
 	// Every residual field alone must route through Match.
 	st := newState(2, HNSWConfig{M: 4, EfConstruction: 8}, "a")
-	for _, f := range []memory.VectorFilter{
-		{Scopes: []memory.Scope{memory.SharedScope}}, {TaskType: "x"}, {MinConfidence: 0.1}, {Entities: []string{"x"}},
-		{CreatedAfter: time.Unix(1, 0)}, {CreatedBefore: time.Unix(1, 0)},
-	} {
+	for _, f := range []memory.VectorFilter{{TaskType: "x"}, {MinConfidence: 0.1}, {Entities: []string{"x"}}} {
 		if !st.prefilter(f).residual {
 			t.Errorf("filter %+v is not residual", f)
+		}
+	}
+}
+
+// TestAcceptsMatchesMatch checks that the byte codes and the creation
+// seconds column select exactly what Match selects: scopes (an empty one
+// is shared), creation bounds inside a second and before 1970.
+func TestAcceptsMatchesMatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	st := newState(2, HNSWConfig{M: 4, EfConstruction: 8}, "a")
+	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	scopes := []memory.Scope{"", memory.SharedScope, "user:ann", "agent:bot"}
+	at := func() time.Time {
+		// A few whole seconds apart, with fractions, some before 1970.
+		t := base.Add(time.Duration(r.IntN(40)-20)*time.Second + time.Duration(r.IntN(3))*300*time.Millisecond)
+		if r.IntN(10) == 0 {
+			t = time.Unix(-int64(r.IntN(5)), int64(r.IntN(3))*300e6).UTC()
+		}
+		return t
+	}
+	var docs []memory.VectorDoc
+	for i := range 400 {
+		docs = append(docs, memory.VectorDoc{ID: fmt.Sprint(i), Tenant: "a", Vector: []float32{1, float32(i)},
+			Kind: memory.Kinds[r.IntN(len(memory.Kinds))], Scope: scopes[r.IntN(len(scopes))], CreatedAt: at()})
+	}
+	st.upsert(docs)
+	for trial := range 500 {
+		f := memory.VectorFilter{Tenant: "a"}
+		for range r.IntN(3) {
+			f.Scopes = append(f.Scopes, scopes[r.IntN(len(scopes))])
+		}
+		if r.IntN(2) == 0 {
+			f.CreatedAfter = at()
+		}
+		if r.IntN(2) == 0 {
+			f.CreatedBefore = at()
+		}
+		if r.IntN(3) == 0 {
+			f.Kinds = []memory.Kind{memory.Kinds[r.IntN(len(memory.Kinds))]}
+		}
+		pf, admitted := st.prefilter(f), 0
+		for i, d := range docs {
+			got, want := st.accepts(uint32(i), pf, &f), f.Match(d)
+			if got != want {
+				t.Fatalf("trial %d: filter %+v on %v (scope %q): accepts %v, Match %v", trial, f, d.CreatedAt, d.Scope, got, want)
+			}
+			if got {
+				admitted++
+			}
+		}
+		// Restricted on one field, the estimate counts exactly.
+		if f.Kinds == nil && (f.Scopes == nil || !pf.created.Bounded()) && pf.estimate < admitted {
+			t.Fatalf("trial %d: filter %+v: estimate %d, %d admitted", trial, f, pf.estimate, admitted)
 		}
 	}
 }

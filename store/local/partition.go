@@ -127,10 +127,13 @@ type state struct {
 	live     []bool
 	kind     []uint8
 	status   []uint8
+	scope    []uint8
+	created  []int64 // CreatedAt in Unix seconds
 	byID     map[string]uint32
 	nLive    int
 	kinds    codes
 	statuses codes
+	scopes   codes
 	graph    *graph
 
 	sortMu sync.Mutex
@@ -142,7 +145,7 @@ func newState(dim int, hp HNSWConfig, tenant string) *state {
 	h.Write([]byte(tenant))
 	vecs := &arena{dim: dim}
 	return &state{
-		vecs: vecs, byID: map[string]uint32{}, kinds: newCodes(), statuses: newCodes(),
+		vecs: vecs, byID: map[string]uint32{}, kinds: newCodes(), statuses: newCodes(), scopes: newCodes(),
 		graph: newGraph(vecs, hp.M, hp.EfConstruction, h.Sum64()),
 	}
 }
@@ -167,10 +170,7 @@ func (st *state) upsert(docs []memory.VectorDoc) []uint32 {
 			st.remove(i)
 		}
 		i := st.vecs.add(d.Vector)
-		st.docs = append(st.docs, memory.VectorDoc{})
-		st.live = append(st.live, false)
-		st.kind = append(st.kind, 0)
-		st.status = append(st.status, 0)
+		st.addSlot()
 		st.setDoc(i, d)
 		st.live[i] = true
 		st.byID[d.ID] = i
@@ -182,11 +182,23 @@ func (st *state) upsert(docs []memory.VectorDoc) []uint32 {
 	return added
 }
 
+// addSlot adds a tombstoned node's fields, for the node just added to
+// the vectors.
+func (st *state) addSlot() {
+	st.docs = append(st.docs, memory.VectorDoc{})
+	st.live = append(st.live, false)
+	st.kind = append(st.kind, 0)
+	st.status = append(st.status, 0)
+	st.scope = append(st.scope, 0)
+	st.created = append(st.created, 0)
+}
+
 // setDoc stores d's scalar fields at node i, keeping the counts right.
 func (st *state) setDoc(i uint32, d memory.VectorDoc) {
 	if st.live[i] {
 		st.kinds.count[st.kind[i]]--
 		st.statuses.count[st.status[i]]--
+		st.scopes.count[st.scope[i]]--
 	}
 	d.Vector = nil
 	d.Entities = slices.Clone(d.Entities)
@@ -194,8 +206,11 @@ func (st *state) setDoc(i uint32, d memory.VectorDoc) {
 	st.docs[i] = d
 	st.kind[i] = st.kinds.code(string(d.Kind))
 	st.status[i] = st.statuses.code(d.Status)
+	st.scope[i] = st.scopes.code(string(d.Scope.Norm()))
+	st.created[i] = d.CreatedAt.Unix()
 	st.kinds.count[st.kind[i]]++
 	st.statuses.count[st.status[i]]++
+	st.scopes.count[st.scope[i]]++
 }
 
 func (st *state) linkNodes(nodes []uint32, workers int) {
@@ -206,6 +221,7 @@ func (st *state) linkNodes(nodes []uint32, workers int) {
 func (st *state) remove(i uint32) {
 	st.kinds.count[st.kind[i]]--
 	st.statuses.count[st.status[i]]--
+	st.scopes.count[st.scope[i]]--
 	delete(st.byID, st.docs[i].ID)
 	st.docs[i] = memory.VectorDoc{}
 	st.live[i] = false
@@ -258,12 +274,17 @@ func (st *state) get(id string) (memory.VectorDoc, bool) {
 	return d, true
 }
 
-// prefilter is the byte-compare part of a filter, checked before Match.
+// prefilter is the byte-compare part of a filter, checked before Match:
+// kind, status and scope by their codes, the creation range by the
+// column of creation seconds.
 type prefilter struct {
-	kinds, statuses *[256]bool
-	estimate        int // live nodes passing the prefilter
-	// residual is set when the filter restricts more than tenant, kind and
-	// status, which the byte compares settle (for interned values).
+	kinds, statuses, scopes *[256]bool
+	created                 memory.Seconds
+	// estimate is how many live nodes the filter may admit: kind, status
+	// and scope counted as independent, the creation range counted.
+	estimate int
+	// residual is set when the filter restricts more than the codes and
+	// the creation seconds settle.
 	residual bool
 }
 
@@ -272,26 +293,47 @@ func (st *state) prefilter(f memory.VectorFilter) prefilter {
 	for i, k := range f.Kinds {
 		kinds[i] = string(k)
 	}
-	kOK, kn := st.kinds.allowed(kinds, st.nLive)
-	sOK, sn := st.statuses.allowed(f.Statuses, st.nLive)
-	est := 0
-	if st.nLive > 0 {
-		// Kind and status are treated as independent.
-		est = int(float64(kn) * float64(sn) / float64(st.nLive))
+	scopes := make([]string, len(f.Scopes))
+	for i, sc := range f.Scopes {
+		scopes[i] = string(sc.Norm())
 	}
-	residual := len(f.Scopes) > 0 || f.TaskType != "" || f.MinConfidence > 0 || len(f.Entities) > 0 || !f.CreatedAfter.IsZero() || !f.CreatedBefore.IsZero()
-	return prefilter{kinds: kOK, statuses: sOK, estimate: est, residual: residual}
+	pf := prefilter{created: f.Seconds()}
+	var kn, sn, cn int
+	pf.kinds, kn = st.kinds.allowed(kinds, st.nLive)
+	pf.statuses, sn = st.statuses.allowed(f.Statuses, st.nLive)
+	pf.scopes, cn = st.scopes.allowed(scopes, st.nLive)
+	if st.nLive > 0 {
+		est := float64(kn) * float64(sn) / float64(st.nLive) * float64(cn) / float64(st.nLive)
+		if pf.created.Bounded() {
+			// A time range can admit almost nothing (a day with no
+			// memories): counting it costs a pass over one column, where
+			// a graph search would look for what is not there first.
+			in := 0
+			for i, t := range st.created {
+				if st.live[i] && pf.created.Holds(t) {
+					in++
+				}
+			}
+			est = est * float64(in) / float64(st.nLive)
+		}
+		pf.estimate = int(math.Ceil(est))
+	}
+	// The seconds at the creation range's bounds are left to Match, in
+	// accepts.
+	pf.residual = f.TaskType != "" || f.MinConfidence > 0 || len(f.Entities) > 0
+	return pf
 }
 
 // accepts reports whether live node i passes f, as f.Match would. The
-// partition is f's tenant, so tenant, kind and status are settled by byte
-// compares; Match runs only for the other fields, or for values past the
-// interning limit.
+// partition is f's tenant, so tenant, kind, status and scope are settled
+// by byte compares and most of a creation range by the seconds column;
+// Match runs only for the other fields, or for values past the interning
+// limit.
 func (st *state) accepts(i uint32, pf prefilter, f *memory.VectorFilter) bool {
-	if !st.live[i] || !pf.kinds[st.kind[i]] || !pf.statuses[st.status[i]] {
+	if !st.live[i] || !pf.kinds[st.kind[i]] || !pf.statuses[st.status[i]] || !pf.scopes[st.scope[i]] || !pf.created.Holds(st.created[i]) {
 		return false
 	}
-	if !pf.residual && st.kind[i] != otherCode && st.status[i] != otherCode {
+	if !pf.residual && st.kind[i] != otherCode && st.status[i] != otherCode && st.scope[i] != otherCode && pf.created.Inside(st.created[i]) {
 		return true
 	}
 	return f.Match(st.docs[i])

@@ -167,10 +167,7 @@ func readSnapshot(path string, dim int, hp HNSWConfig) (*partition, error) {
 		live := d.byte() == 1
 		v = d.vector(v, dim)
 		st.vecs.add(v)
-		st.docs = append(st.docs, memory.VectorDoc{})
-		st.live = append(st.live, false)
-		st.kind = append(st.kind, 0)
-		st.status = append(st.status, 0)
+		st.addSlot()
 		if live {
 			doc := d.doc(p.tenant)
 			st.setDoc(i, doc)
