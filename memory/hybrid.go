@@ -55,8 +55,9 @@ func ExactHybrid(docs []VectorDoc, q HybridQuery) []HybridHit {
 
 // UnionHybrid ranks scored candidates on each side, keeps each side's best
 // q.PerSide (a sparse side only among documents sharing a term with the
-// query), sets the ranks, drops documents neither side kept, strips the
-// vectors and orders the union by FuseHybrid.
+// query), sets the ranks, drops documents neither side kept, zeroes the
+// score of a side that did not keep a document, strips the vectors and
+// orders the union by FuseHybrid.
 func UnionHybrid(hits []HybridHit, q HybridQuery) []HybridHit {
 	byID := func(a, b HybridHit) int { return cmp.Compare(a.Doc.ID, b.Doc.ID) }
 	if q.Dense != nil {
@@ -87,9 +88,51 @@ func UnionHybrid(hits []HybridHit, q HybridQuery) []HybridHit {
 	out := hits[:0]
 	for _, h := range hits {
 		if h.DenseRank > 0 || h.SparseRank > 0 {
+			if h.DenseRank == 0 {
+				h.Dense = 0
+			}
+			if h.SparseRank == 0 {
+				h.Sparse = 0
+			}
 			h.Doc.Vector, h.Doc.Sparse = nil, SparseVector{}
 			out = append(out, h)
 		}
+	}
+	SortHybrid(out, q.DenseWeight)
+	return out
+}
+
+// JoinHybrid is the result of a hybrid search whose two sides were
+// searched apart under q.Filter: dense, a Search's best q.PerSide by
+// cosine, and sparse, the best q.PerSide by sparse dot product of the
+// documents sharing a term with the query, each hit carrying its side's
+// score. A document's rank on a side is its place there (ties by ID); a
+// side that did not return it scores 0. The union, without vectors, is
+// ordered by FuseHybrid. An index whose sides report their own scores
+// (Milvus' searches do) needs no vector to answer HybridSearch.
+func JoinHybrid(dense, sparse []VectorHit, q HybridQuery) []HybridHit {
+	dense, sparse = slices.Clone(dense), slices.DeleteFunc(slices.Clone(sparse), func(h VectorHit) bool { return h.Score <= 0 })
+	SortHits(dense)
+	SortHits(sparse)
+	byID := map[string]int{}
+	out := []HybridHit{}
+	at := func(d VectorDoc) *HybridHit {
+		i, ok := byID[d.ID]
+		if !ok {
+			i = len(out)
+			byID[d.ID] = i
+			d.Vector, d.Sparse = nil, SparseVector{}
+			out = append(out, HybridHit{Doc: d})
+		}
+		return &out[i]
+	}
+	for i, h := range dense[:min(len(dense), q.PerSide)] {
+		x := at(h.Doc)
+		x.Dense, x.DenseRank = h.Score, i+1
+	}
+	for i, h := range sparse[:min(len(sparse), q.PerSide)] {
+		x := at(h.Doc)
+		x.Sparse, x.SparseRank = h.Score, i+1
 	}
 	SortHybrid(out, q.DenseWeight)
 	return out

@@ -336,11 +336,13 @@ type HybridQuery struct {
 }
 
 // HybridHit is one candidate of a hybrid search: the document without its
-// vectors, and its score on each side. Dense is the cosine similarity of
-// the document to the dense query (0 without one); Sparse is the dot
+// vectors, and its score on each side that returned it. Dense is the
+// cosine similarity of the document to the dense query; Sparse is the dot
 // product of the two sparse vectors, the document's BM25 score. DenseRank
-// and SparseRank are its 1-based ranks among the side's PerSide best, 0 when
-// that side did not return it.
+// and SparseRank are its 1-based ranks among the side's PerSide best. A
+// side that did not return the document has rank 0 and scores 0: an index
+// that searches the sides apart knows no other score without reading the
+// document's vectors.
 type HybridHit struct {
 	Doc        VectorDoc `json:"doc"`
 	Dense      float64   `json:"dense"`
@@ -350,14 +352,15 @@ type HybridHit struct {
 }
 
 // HybridSearcher is a VectorIndex that also searches documents' sparse
-// vectors, and both at once. Implementations: store/milvus (one Milvus
-// HybridSearch), store/local and MemIndex (exact).
+// vectors, and both at once. Implementations: store/milvus (a search of
+// each side, at once), store/local and MemIndex (exact).
 type HybridSearcher interface {
 	VectorIndex
 	// HybridSearch returns the union of the dense and the sparse side's
 	// best q.PerSide documents among those matching q.Filter, each with
-	// both scores and both ranks, best fused first. A sparse query
-	// matches only documents that share a term with it.
+	// its rank and score on each side that returned it (see HybridHit),
+	// best fused first. A sparse query matches only documents that share
+	// a term with it.
 	HybridSearch(ctx context.Context, c Collection, q HybridQuery) ([]HybridHit, error)
 }
 

@@ -166,6 +166,15 @@ func hybridRef(docs []memory.VectorDoc, q memory.HybridQuery) []refHit {
 		rank(func(h refHit) float64 { return h.sparse }, func(h *refHit, r int) { h.sparseRank = r }, true)
 	}
 	hits = slices.DeleteFunc(hits, func(h refHit) bool { return h.denseRank == 0 && h.sparseRank == 0 })
+	for i := range hits {
+		// A side that did not return a hit scores 0 there.
+		if hits[i].denseRank == 0 {
+			hits[i].dense = 0
+		}
+		if hits[i].sparseRank == 0 {
+			hits[i].sparse = 0
+		}
+	}
 	slices.SortFunc(hits, func(a, b refHit) int {
 		if c := cmp.Compare(refFused(b, q.DenseWeight), refFused(a, q.DenseWeight)); c != 0 {
 			return c
