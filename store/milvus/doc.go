@@ -13,18 +13,17 @@
 // error that says to reindex.
 //
 // It is also a memory.HybridSearcher, and needs Milvus 2.4 or newer for it
-// (sparse float vectors and the HybridSearch call): the memories
-// collection keeps each memory's keyword vector in a sparse field with an
-// inverted index scored by inner product. A hybrid search is one
-// HybridSearch call with a dense sub-search (the collection's metric) and
-// a sparse one (IP, nothing dropped), each of PerSide hits under the
-// tenant's filter, fused by Milvus' weighted reranker with a limit of
-// 2·PerSide, which keeps the whole union. Milvus returns only the fused
-// score, so the hits come back with both vectors and both scores are
-// computed here, exactly: the cosine of the stored dense vector, the dot
-// product of the stored sparse one; memory.UnionHybrid then ranks each side
-// among them and orders the union as the reranker does. A query with one
-// side only sends that sub-search alone.
+// (sparse float vectors): the memories collection keeps each memory's
+// keyword vector in a sparse field with an inverted index scored by inner
+// product. A hybrid search is a Search of each side at once, a dense one
+// (the collection's metric) and a sparse one (IP, nothing dropped), each
+// of PerSide hits under the tenant's filter, asking for the scalar fields
+// only. Each Search reports its side's own score (Milvus' HybridSearch
+// reports only the fused one, and recovering both from it meant shipping
+// both vectors of every hit), so memory.JoinHybrid ranks each side and
+// orders the union as Milvus' weighted reranker does; a side that did not
+// return a hit scores 0 there. A query with one side only sends that
+// Search alone.
 //
 // Milvus before 2.4.12 refuses empty sparse rows, so a memory without
 // keywords is stored with the one entry schema.EmptySparseIndex → 0, which

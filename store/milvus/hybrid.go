@@ -2,9 +2,10 @@ package milvus
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 
-	"github.com/milvus-io/milvus-sdk-go/v2/client"
 	"github.com/milvus-io/milvus-sdk-go/v2/entity"
 
 	"github.com/hindsight-memory/hindsight/memory"
@@ -13,14 +14,15 @@ import (
 
 var _ memory.HybridSearcher = (*Index)(nil)
 
-// HybridSearch implements memory.HybridSearcher with one Milvus
-// HybridSearch: a dense sub-search of the vector field and a sparse one of
-// the keyword field (either alone when the query has one side only), each
-// of q.PerSide hits under the tenant's filter, fused by Milvus' weighted
-// reranker with weights DenseWeight and 1-DenseWeight. Its limit, 2·PerSide,
-// keeps the whole union. The hits come back with both vectors, from which
-// both scores are computed here exactly (Milvus reports only the fused
-// one); memory.UnionHybrid then ranks each side and orders the union.
+// HybridSearch implements memory.HybridSearcher with a Search of each
+// side at once: the dense one of the vector field (the collection's
+// metric) and the sparse one of the keyword field (IP, nothing dropped),
+// each of q.PerSide hits under the tenant's filter, and either alone when
+// the query has one side only. Each Search reports its own side's score,
+// so the hits come back with their scalar fields only, no vector (one
+// HybridSearch reports only the fused score, and recovering both meant
+// shipping every hit's two vectors); memory.JoinHybrid then ranks each
+// side and orders the union as Milvus' weighted reranker does.
 //
 // The episodes collection has no sparse field: a sparse query of it is
 // EINVALID.
@@ -41,16 +43,17 @@ func (x *Index) HybridSearch(ctx context.Context, c memory.Collection, q memory.
 	if err != nil {
 		return nil, err
 	}
-	var reqs []*client.ANNSearchRequest
-	var weights []float64
+	var dense, sparse []memory.VectorHit
+	var denseErr, sparseErr error
+	var wg sync.WaitGroup
 	if q.Dense != nil {
 		sp, err := x.searchParam(q.PerSide)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", op, err)
 		}
-		reqs = append(reqs, client.NewANNSearchRequest(schema.FieldVector, entity.MetricType(spec.Index.Metric), expr,
-			[]entity.Vector{entity.FloatVector(q.Dense)}, sp, q.PerSide))
-		weights = append(weights, q.DenseWeight)
+		wg.Go(func() {
+			dense, denseErr = x.search(ctx, op, name, expr, entity.FloatVector(q.Dense), schema.FieldVector, spec.Index.Metric, sp, q.PerSide)
+		})
 	}
 	if !q.Sparse.IsZero() {
 		// Nothing dropped at search time: the scores are exact dot products.
@@ -58,35 +61,11 @@ func (x *Index) HybridSearch(ctx context.Context, c memory.Collection, q memory.
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", op, err)
 		}
-		reqs = append(reqs, client.NewANNSearchRequest(schema.FieldSparse, entity.MetricType(spec.Sparse.Metric), expr,
-			[]entity.Vector{sparseRow(q.Sparse).(entity.Vector)}, sp, q.PerSide))
-		weights = append(weights, 1-q.DenseWeight)
+		sparse, sparseErr = x.search(ctx, op, name, expr, sparseRow(q.Sparse).(entity.Vector), schema.FieldSparse, spec.Sparse.Metric, sp, q.PerSide)
 	}
-	if len(reqs) == 1 {
-		weights[0] = 1 // one side alone: its own order
+	wg.Wait()
+	if err := errors.Join(denseErr, sparseErr); err != nil {
+		return nil, err
 	}
-	rctx, cancel := context.WithTimeout(ctx, x.cfg.RequestTimeout)
-	defer cancel()
-	res, err := x.client.HybridSearch(rctx, name, nil, 2*q.PerSide, x.vectorFields(c), client.NewWeightedReranker(weights), reqs, x.readOpts()...)
-	if err != nil {
-		return nil, x.fail("hybrid search", name, err)
-	}
-	hits := []memory.HybridHit{}
-	for _, r := range res {
-		if r.Err != nil {
-			return nil, x.fail("hybrid search", name, r.Err)
-		}
-		docs, err := docsFrom(r.Fields, r.ResultCount)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", op, name, err)
-		}
-		for _, d := range docs {
-			h := memory.HybridHit{Doc: d, Sparse: q.Sparse.Dot(d.Sparse)}
-			if q.Dense != nil {
-				h.Dense = memory.Cosine(q.Dense, d.Vector)
-			}
-			hits = append(hits, h)
-		}
-	}
-	return memory.UnionHybrid(hits, q), nil
+	return memory.JoinHybrid(dense, sparse, q), nil
 }

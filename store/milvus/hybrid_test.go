@@ -6,9 +6,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/milvus-io/milvus-sdk-go/v2/client"
 	"github.com/milvus-io/milvus-sdk-go/v2/entity"
 
@@ -78,10 +80,11 @@ func TestEmptySparseStoredAsPlaceholder(t *testing.T) {
 	}
 }
 
-// TestHybridSearchIsOneCall checks the request the adapter sends: one
-// HybridSearch with a sub-search per side, the tenant's filter on each,
-// and a limit that keeps the whole union.
-func TestHybridSearchIsOneCall(t *testing.T) {
+// TestHybridSearchSendsNoVectors checks the requests the adapter sends:
+// one Search per side, of its field, with the tenant's filter on each and
+// PerSide hits, asking for scalar fields only: no hit comes back with a
+// vector, since each side reports its own score.
+func TestHybridSearchSendsNoVectors(t *testing.T) {
 	srv := startFake(t)
 	ctx := context.Background()
 	x := open(t, Config{Address: srv.Addr(), Dim: 4})
@@ -95,60 +98,60 @@ func TestHybridSearchIsOneCall(t *testing.T) {
 	if err := x.Upsert(ctx, memory.CollectionMemories, docs); err != nil {
 		t.Fatal(err)
 	}
-	before := srv.Calls()
-	q := memory.HybridQuery{Filter: memory.VectorFilter{Tenant: "acme"}, Dense: storetest.Unit(r, 4),
-		Sparse: memory.SparseVector{Indices: []uint32{1}, Values: []float32{1}}, PerSide: 3, DenseWeight: 0.6}
-	hits, err := x.HybridSearch(ctx, memory.CollectionMemories, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if calls := srv.Calls().Sub(before); calls["HybridSearch"] != 1 || len(calls) != 1 {
-		t.Fatalf("a hybrid search made the calls %v, want one HybridSearch", calls)
-	}
-	req := srv.LastHybridSearch()
-	if len(req.GetRequests()) != 2 {
-		t.Fatalf("sub-searches = %d, want 2", len(req.GetRequests()))
-	}
-	for i, sub := range req.GetRequests() {
-		p := map[string]string{}
-		for _, kv := range sub.GetSearchParams() {
-			p[kv.GetKey()] = kv.GetValue()
-		}
-		want := []string{schema.FieldVector, schema.FieldSparse}[i]
-		if p["anns_field"] != want || p["topk"] != "3" || !strings.Contains(sub.GetDsl(), `tenant == "acme"`) {
-			t.Fatalf("sub-search %d: params %v, filter %q", i, p, sub.GetDsl())
-		}
-	}
-	rank := map[string]string{}
-	for _, kv := range req.GetRankParams() {
-		rank[kv.GetKey()] = kv.GetValue()
-	}
-	if rank["strategy"] != "weighted" || rank["params"] != `{"weights":[0.6,0.4]}` || rank["limit"] != "6" {
-		t.Fatalf("rank params = %v", rank)
-	}
-	if !slices.Contains(req.GetOutputFields(), schema.FieldVector) || !slices.Contains(req.GetOutputFields(), schema.FieldSparse) {
-		t.Fatalf("output fields = %v", req.GetOutputFields())
-	}
-	if len(hits) == 0 {
-		t.Fatal("no hits")
-	}
-
-	// One side alone is one sub-search, weighted 1.
-	for _, q := range []memory.HybridQuery{
-		{Filter: q.Filter, Dense: q.Dense, PerSide: 2, DenseWeight: 0.3},
-		{Filter: q.Filter, Sparse: q.Sparse, PerSide: 2, DenseWeight: 0.3},
-	} {
-		if _, err := x.HybridSearch(ctx, memory.CollectionMemories, q); err != nil {
+	sent := func(q memory.HybridQuery) []*milvuspb.SearchRequest {
+		t.Helper()
+		before := srv.Calls()
+		hits, err := x.HybridSearch(ctx, memory.CollectionMemories, q)
+		if err != nil {
 			t.Fatal(err)
 		}
-		req := srv.LastHybridSearch()
-		rank := map[string]string{}
-		for _, kv := range req.GetRankParams() {
-			rank[kv.GetKey()] = kv.GetValue()
+		if len(hits) == 0 {
+			t.Fatal("no hits")
 		}
-		if len(req.GetRequests()) != 1 || rank["params"] != `{"weights":[1]}` || rank["limit"] != "4" {
-			t.Fatalf("a one-sided query sent %d sub-searches and %v", len(req.GetRequests()), rank)
+		calls := srv.Calls().Sub(before)
+		if len(calls) != 1 || calls["Search"] == 0 {
+			t.Fatalf("a hybrid search made the calls %v, want Searches only", calls)
 		}
+		reqs := srv.LastSearches(calls["Search"])
+		for _, req := range reqs {
+			p := map[string]string{}
+			for _, kv := range req.GetSearchParams() {
+				p[kv.GetKey()] = kv.GetValue()
+			}
+			if p["topk"] != strconv.Itoa(q.PerSide) || !strings.Contains(req.GetDsl(), `tenant == "acme"`) {
+				t.Fatalf("search of %s: params %v, filter %q", p["anns_field"], p, req.GetDsl())
+			}
+			for _, f := range req.GetOutputFields() {
+				if f == schema.FieldVector || f == schema.FieldSparse {
+					t.Fatalf("search of %s asks for the vector field %s: output fields %v", p["anns_field"], f, req.GetOutputFields())
+				}
+			}
+		}
+		return reqs
+	}
+	fields := func(reqs []*milvuspb.SearchRequest) []string {
+		var out []string
+		for _, req := range reqs {
+			for _, kv := range req.GetSearchParams() {
+				if kv.GetKey() == "anns_field" {
+					out = append(out, kv.GetValue())
+				}
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	q := memory.HybridQuery{Filter: memory.VectorFilter{Tenant: "acme"}, Dense: storetest.Unit(r, 4),
+		Sparse: memory.SparseVector{Indices: []uint32{1}, Values: []float32{1}}, PerSide: 3, DenseWeight: 0.6}
+	if got := fields(sent(q)); !slices.Equal(got, []string{schema.FieldSparse, schema.FieldVector}) {
+		t.Fatalf("a hybrid search searched %v, want both fields once", got)
+	}
+	// One side alone is one Search.
+	if got := fields(sent(memory.HybridQuery{Filter: q.Filter, Dense: q.Dense, PerSide: 2})); !slices.Equal(got, []string{schema.FieldVector}) {
+		t.Fatalf("a dense query searched %v", got)
+	}
+	if got := fields(sent(memory.HybridQuery{Filter: q.Filter, Sparse: q.Sparse, PerSide: 2})); !slices.Equal(got, []string{schema.FieldSparse}) {
+		t.Fatalf("a sparse query searched %v", got)
 	}
 }
 

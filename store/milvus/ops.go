@@ -24,9 +24,8 @@ const (
 	upsertBytes = 16 << 20
 )
 
-// scalarFields are returned with search hits and listings; vectorFields
-// adds the vectors, for Get and for hybrid search hits (whose scores are
-// computed from them).
+// scalarFields are returned with search hits (hybrid ones too) and
+// listings; vectorFields adds the vectors, for Get.
 var (
 	scalarFields = []string{
 		schema.FieldID, schema.FieldTenant, schema.FieldScope, schema.FieldKind, schema.FieldTaskType, schema.FieldStatus,
@@ -145,10 +144,17 @@ func (x *Index) Search(ctx context.Context, c memory.Collection, vector []float3
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
+	return x.search(ctx, op, name, expr, entity.FloatVector(vector), schema.FieldVector, x.specs[c].Index.Metric, sp, k)
+}
+
+// search is one Milvus Search of field (scored by metric) for vector under
+// expr: up to k hits with the scalar fields and Milvus' own score, no
+// vector, best first, ties by ID.
+func (x *Index) search(ctx context.Context, op, name, expr string, vector entity.Vector, field, metric string, sp entity.SearchParam, k int) ([]memory.VectorHit, error) {
 	rctx, cancel := context.WithTimeout(ctx, x.cfg.RequestTimeout)
 	defer cancel()
-	res, err := x.client.Search(rctx, name, nil, expr, scalarFields, []entity.Vector{entity.FloatVector(vector)},
-		schema.FieldVector, entity.MetricType(x.specs[c].Index.Metric), k, sp, x.readOpts()...)
+	res, err := x.client.Search(rctx, name, nil, expr, scalarFields, []entity.Vector{vector},
+		field, entity.MetricType(metric), k, sp, x.readOpts()...)
 	if err != nil {
 		return nil, x.fail("search", name, err)
 	}

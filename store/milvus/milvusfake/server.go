@@ -35,7 +35,11 @@ type Server struct {
 	callMu     sync.Mutex
 	calls      Calls
 	lastHybrid *milvuspb.HybridSearchRequest
+	searches   []*milvuspb.SearchRequest // the last keptSearches
 }
+
+// keptSearches is how many of the last Search requests a server keeps.
+const keptSearches = 16
 
 // Calls counts the RPCs a server served, by method name ("Search",
 // "HybridSearch", ...).
@@ -70,13 +74,32 @@ func (s *Server) LastHybridSearch() *milvuspb.HybridSearchRequest {
 	return proto.Clone(s.lastHybrid).(*milvuspb.HybridSearchRequest)
 }
 
-// record counts every call, and keeps the last hybrid search.
+// LastSearches returns the last n Search requests served (at most 16),
+// oldest first, for tests of what a client sends.
+func (s *Server) LastSearches(n int) []*milvuspb.SearchRequest {
+	s.callMu.Lock()
+	defer s.callMu.Unlock()
+	var out []*milvuspb.SearchRequest
+	for _, r := range s.searches[max(0, len(s.searches)-n):] {
+		out = append(out, proto.Clone(r).(*milvuspb.SearchRequest))
+	}
+	return out
+}
+
+// record counts every call, and keeps the last hybrid search and the last
+// searches.
 func (s *Server) record(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	method := info.FullMethod[strings.LastIndex(info.FullMethod, "/")+1:]
 	s.callMu.Lock()
 	s.calls[method]++
 	if h, ok := req.(*milvuspb.HybridSearchRequest); ok {
 		s.lastHybrid = proto.Clone(h).(*milvuspb.HybridSearchRequest)
+	}
+	if r, ok := req.(*milvuspb.SearchRequest); ok {
+		s.searches = append(s.searches, proto.Clone(r).(*milvuspb.SearchRequest))
+		if len(s.searches) > keptSearches {
+			s.searches = s.searches[len(s.searches)-keptSearches:]
+		}
 	}
 	s.callMu.Unlock()
 	return handler(ctx, req)
