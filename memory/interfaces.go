@@ -97,7 +97,18 @@ type MemoryFilter struct {
 	// NoUsage skips the usage counts (RecallCount and LastRecalledAt stay
 	// zero), which cost a second read: for callers that compare versions.
 	NoUsage bool
+	// RecallFields reads only the fields recall ranks by and answers with
+	// (every field but those RecallOmits names), which a store may leave
+	// zero: stateless recall reads its candidates so, by ID.
+	RecallFields bool
 }
+
+// RecallOmits names the fields of a Memory that a read with
+// MemoryFilter.RecallFields may leave zero: the store's bookkeeping, which
+// recall neither ranks by nor serves (Evidence it serves only as a
+// result's event IDs, when asked for; such a recall reads them). What a
+// result shows of its memory (content, hash, validity, times) is read.
+var RecallOmits = []string{"Evidence", "Decay", "DecayAnchor", "Helped", "Hurt", "Reason", "DecisionID"}
 
 // WriteCounter is implemented by stores that no other process can open
 // (the in-memory store, embedded chDB). MemoryWrites counts a tenant's

@@ -2,6 +2,7 @@ package recall
 
 import (
 	"context"
+	"reflect"
 	"slices"
 
 	"github.com/hindsight-memory/hindsight/bm25"
@@ -18,8 +19,13 @@ import (
 //     types (memory.TermStats, one query, cached for StatsTTL): they parse
 //     the hints and weigh the query's sparse vector (bm25.Query);
 //  2. runs one hybrid search over the index's dense and sparse vectors,
-//     with the filters: each candidate comes back with both scores and
-//     the scalar fields the rerank needs;
+//     with the filters, as its two sides: the dense one (embedding the
+//     query, and the index's Search) runs while the statistics are read,
+//     since neither its text nor its filter depends on them when the rules
+//     parse the query; the sparse one (HybridSearch of the sparse side)
+//     once they are read. Each candidate comes back with its side's score
+//     and the scalar fields the rerank needs, no vector (memory.JoinHybrid
+//     joins the two);
 //  3. reads the candidates from the store by ID, in one read (at most
 //     2·max(VectorCandidates, KeywordCandidates) of them, whatever the
 //     tenant's size): their current versions, whatever the index's lag;
@@ -41,6 +47,16 @@ func (e *Engine) recallStateless(ctx context.Context, q memory.Query, clk *stage
 	if err != nil {
 		return Response{}, err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // an early dense side no one waits for
+	var early *denseSide
+	if q.NoParse || !e.parsesWithLLM() {
+		// The rules read the text and the time range without statistics:
+		// those the parse below finds, so the dense side starts now.
+		pre := e.understand(ctx, q, statsVocab{})
+		f, _ := e.filters(q, &pre)
+		early = e.searchDense(ctx, pre.Text, f)
+	}
 	x := expandQuery(e.deps.Lexicon, q.Text)
 	keys := statsKeys(q.Text, e.deps.Lexicon, x)
 	clk.lap(&clk.s.Parse)
@@ -55,7 +71,7 @@ func (e *Engine) recallStateless(ctx context.Context, q memory.Query, clk *stage
 		x = expandQuery(e.deps.Lexicon, parsed.Text)
 	}
 	clk.lap(&clk.s.Parse)
-	hits, err := e.hybrid(ctx, parsed.Text, x, f, counts)
+	hits, err := e.hybrid(ctx, parsed.Text, x, f, counts, early)
 	if err != nil {
 		return Response{}, err
 	}
@@ -66,12 +82,12 @@ func (e *Engine) recallStateless(ctx context.Context, q memory.Query, clk *stage
 		parsed.TimeUse = timeFilterEmpty
 		parsed.Text = q.Text
 		x = expandQuery(e.deps.Lexicon, parsed.Text)
-		if hits, err = e.hybrid(ctx, parsed.Text, x, f, counts); err != nil {
+		if hits, err = e.hybrid(ctx, parsed.Text, x, f, counts, nil); err != nil {
 			return Response{}, err
 		}
 	}
 	clk.lap(&clk.s.Vector)
-	nb, err := e.readNeighbourhood(ctx, q.Tenant, hits, counts, e.cfg.Context > 0)
+	nb, err := e.readNeighbourhood(ctx, q, hits, counts, e.cfg.Context > 0)
 	if err != nil {
 		return Response{}, err
 	}
@@ -87,27 +103,77 @@ func matched(h memory.HybridHit) bool {
 	return h.SparseRank > 0 || (h.DenseRank > 0 && h.Dense > 0)
 }
 
-// hybrid runs the one hybrid search of a recall for text.
-func (e *Engine) hybrid(ctx context.Context, text string, x expansion, f memory.VectorFilter, counts memory.TermCounts) ([]memory.HybridHit, error) {
+// hybrid runs the one hybrid search of a recall for text under f: the
+// dense side early searched, when it searched the same, else one now, and
+// the sparse side at the same time.
+func (e *Engine) hybrid(ctx context.Context, text string, x expansion, f memory.VectorFilter, counts memory.TermCounts, early *denseSide) ([]memory.HybridHit, error) {
 	hq := memory.HybridQuery{
 		Filter:      f,
 		Sparse:      bm25.Query(append(lang.QueryTerms(text, func(t string) bool { return counts.Terms[t].Docs > 0 }), x.crossTerms()...), counts),
 		PerSide:     max(e.cfg.VectorCandidates, e.cfg.KeywordCandidates),
 		DenseWeight: e.cfg.VectorShare,
 	}
-	vecs, err := e.deps.Embedder.Embed(ctx, []string{text})
-	if err != nil {
-		return nil, errorf("recall: embed query", err)
+	d := early
+	if d == nil || d.text != text || !reflect.DeepEqual(d.filter, f) {
+		d = e.searchDense(ctx, text, f)
 	}
-	if len(vecs) != 1 {
-		return nil, memory.Invalidf("recall: embed query", "embedder returned %d vectors for 1 text", len(vecs))
+	var sparse []memory.VectorHit
+	if !hq.Sparse.IsZero() {
+		hits, err := e.deps.Index.(memory.HybridSearcher).HybridSearch(ctx, memory.CollectionMemories,
+			memory.HybridQuery{Filter: f, Sparse: hq.Sparse, PerSide: hq.PerSide})
+		if err != nil {
+			return nil, errorf("recall: hybrid search, sparse side", err)
+		}
+		for _, h := range hits {
+			sparse = append(sparse, memory.VectorHit{Doc: h.Doc, Score: h.Sparse})
+		}
 	}
-	hq.Dense = vecs[0]
-	hits, err := e.deps.Index.(memory.HybridSearcher).HybridSearch(ctx, memory.CollectionMemories, hq)
-	if err != nil {
-		return nil, errorf("recall: hybrid search", err)
+	<-d.done
+	if d.err != nil {
+		return nil, d.err
 	}
-	return hits, nil
+	return memory.JoinHybrid(d.hits, sparse, hq), nil
+}
+
+// denseSide is the dense side of a recall's hybrid search for text under
+// filter, searched in the background; its hits and error are set once
+// done is closed.
+type denseSide struct {
+	text   string
+	filter memory.VectorFilter
+	done   chan struct{}
+	hits   []memory.VectorHit
+	err    error
+}
+
+// searchDense starts the dense side for text under f: the query's
+// embedding, then the best max(VectorCandidates, KeywordCandidates) of
+// the index's Search.
+func (e *Engine) searchDense(ctx context.Context, text string, f memory.VectorFilter) *denseSide {
+	d := &denseSide{text: text, filter: f, done: make(chan struct{})}
+	go func() {
+		defer close(d.done)
+		vecs, err := e.deps.Embedder.Embed(ctx, []string{text})
+		if err != nil {
+			d.err = errorf("recall: embed query", err)
+			return
+		}
+		if len(vecs) != 1 {
+			d.err = memory.Invalidf("recall: embed query", "embedder returned %d vectors for 1 text", len(vecs))
+			return
+		}
+		d.hits, err = e.deps.Index.Search(ctx, memory.CollectionMemories, vecs[0], f, max(e.cfg.VectorCandidates, e.cfg.KeywordCandidates))
+		if err != nil {
+			d.err = errorf("recall: hybrid search, dense side", err)
+		}
+	}()
+	return d
+}
+
+// parsesWithLLM reports whether the query LLM parses queries, whose text
+// and time range may then depend on the term statistics it is told of.
+func (e *Engine) parsesWithLLM() bool {
+	return e.cfg.LLMQueryParsing && e.deps.QueryLLM != nil
 }
 
 func distinct(terms []string) []string {
@@ -201,8 +267,13 @@ func (n *neighbourhood) widen(l ranked, f memory.VectorFilter, factor float64, r
 }
 
 // readNeighbourhood reads the hits' current versions and, with episodes,
-// the other memories of their source episodes.
-func (e *Engine) readNeighbourhood(ctx context.Context, tenant string, hits []memory.HybridHit, counts memory.TermCounts, episodes bool) (*neighbourhood, error) {
+// the other memories of their source episodes: only the fields ranking
+// and the response use (memory.MemoryFilter.RecallFields), Evidence too
+// when q asks for event IDs. The one read costs what the columns it
+// decodes cost, so reading the top k's whole rows after ranking would
+// cost a read more than it saves.
+func (e *Engine) readNeighbourhood(ctx context.Context, q memory.Query, hits []memory.HybridHit, counts memory.TermCounts, episodes bool) (*neighbourhood, error) {
+	tenant, narrow := q.Tenant, !q.WithEvents
 	n := &neighbourhood{entries: map[string]*entry{}, episodes: map[string][]*entry{}, counts: counts}
 	if len(hits) == 0 {
 		return n, nil
@@ -211,7 +282,7 @@ func (e *Engine) readNeighbourhood(ctx context.Context, tenant string, hits []me
 	for i, h := range hits {
 		ids[i] = h.Doc.ID
 	}
-	ms, err := e.deps.Memories.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: ids})
+	ms, err := e.deps.Memories.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: ids, RecallFields: narrow})
 	if err != nil {
 		return nil, errorf("recall: read the candidates", err)
 	}
@@ -225,7 +296,7 @@ func (e *Engine) readNeighbourhood(ctx context.Context, tenant string, hits []me
 			}
 		}
 		if len(sources) > 0 {
-			more, err := e.deps.Memories.Memories(ctx, memory.MemoryFilter{Tenant: tenant, Sources: sources, Statuses: recallable})
+			more, err := e.deps.Memories.Memories(ctx, memory.MemoryFilter{Tenant: tenant, Sources: sources, Statuses: recallable, RecallFields: narrow})
 			if err != nil {
 				return nil, errorf("recall: read the candidates' episodes", err)
 			}

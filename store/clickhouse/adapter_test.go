@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -472,5 +473,42 @@ func TestFiltersSeeOnlyCurrentVersionBeforeMerges(t *testing.T) {
 		if len(ms) != 0 {
 			t.Errorf("%s matched a superseded version: %+v", name, ms)
 		}
+	}
+}
+
+// A read of recall's fields answers every field of the memory but those
+// memory.RecallOmits names, which it leaves zero, and bypasses the cache
+// (whose rows are whole).
+func TestRecallFieldsReadAllButOmits(t *testing.T) {
+	ctx := context.Background()
+	s := openChDB(t, "")
+	tenant := storetest.Tenant(t)
+	m := memory.Memory{ID: "m1", Tenant: tenant, Version: 2, Scope: "agent:ci", Kind: memory.KindLesson, Content: "run make lint before pushing",
+		CounterExample: "pushing unlinted code broke CI", TaskType: "ci", Entities: []string{"make"}, ContentHash: "h1", Confidence: 0.7,
+		Sources: []string{"ep1"}, Evidence: []string{"ev1"}, Status: memory.StatusLive, Supersedes: []string{"m0"},
+		ValidFrom: at, ValidTo: at.Add(time.Hour), Decay: 0.9, DecayAnchor: at, Pinned: true, Flags: []string{"f"},
+		Helped: 2, Hurt: 1, Reason: "inserted", DecisionID: "d1", CreatedAt: at, UpdatedAt: at}
+	mustT(t, s.PutMemories(ctx, []memory.Memory{m}))
+	whole, err := s.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: []string{"m1"}, NoUsage: true})
+	mustT(t, err)
+	narrow, err := s.Memories(ctx, memory.MemoryFilter{Tenant: tenant, IDs: []string{"m1"}, NoUsage: true, RecallFields: true})
+	mustT(t, err)
+	if len(whole) != 1 || len(narrow) != 1 {
+		t.Fatalf("read %d whole and %d narrow memories, want 1 each", len(whole), len(narrow))
+	}
+	want := whole[0]
+	w := reflect.ValueOf(&want).Elem()
+	for _, name := range memory.RecallOmits {
+		f := w.FieldByName(name)
+		if !f.IsValid() {
+			t.Fatalf("RecallOmits names %q, which is no field of memory.Memory", name)
+		}
+		if f.IsZero() {
+			t.Fatalf("the whole read left %s zero: the test stores every field", name)
+		}
+		f.SetZero()
+	}
+	if !reflect.DeepEqual(narrow[0], want) {
+		t.Fatalf("narrow read =\n%+v\nwant the whole read but RecallOmits\n%+v", narrow[0], want)
 	}
 }

@@ -159,7 +159,9 @@ func (c *memoryCache) keep(t *cachedTenant, tenant string, kind WriteKind, w Wri
 
 // servable reports whether the cache can answer f: a read by IDs or by
 // content hashes (one field of the two), narrowed only by scope, kind and
-// status.
+// status. A read of recall's fields is not: its rows are not whole, so the
+// cache could not keep them, and its caller (stateless recall) is a
+// replica's, which has no cache of the store.
 func servable(f memory.MemoryFilter) bool {
 	if (len(f.IDs) > 0) == (f.ContentHash != "" || len(f.ContentHashes) > 0) || (f.ContentHash != "" && len(f.ContentHashes) > 0) {
 		return false

@@ -17,6 +17,13 @@ const memoryColumns = "tenant, id, version, scope, kind, content, counter_exampl
 	"confidence, sources, evidence, status, superseded_by, supersedes, valid_from, valid_to, decay, decay_anchor, " +
 	"pinned, flags, helped, hurt, reason, decision_id, created_at, updated_at, write_seq"
 
+// recallColumns are the columns of a read with MemoryFilter.RecallFields:
+// memoryColumns but those of memory.RecallOmits (and write_seq). A read of
+// recall's candidates by ID reads every granule of the tenant's range
+// whatever the IDs, so what it costs is the columns it decodes.
+const recallColumns = "tenant, id, version, scope, kind, content, counter_example, task_type, entities, content_hash, " +
+	"confidence, sources, status, superseded_by, supersedes, valid_from, valid_to, pinned, flags, created_at, updated_at"
+
 func (s *Store) memoryRow(m memory.Memory, seq uint64) []any {
 	return []any{m.Tenant, m.ID, uint32(m.Version), string(m.Scope.Norm()), string(m.Kind), m.Content, m.CounterExample, m.TaskType,
 		nonNil(m.Entities), m.ContentHash, m.Confidence, nonNil(m.Sources), nonNil(m.Evidence), string(m.Status),
@@ -39,6 +46,21 @@ func scanMemory(r driver.Rows) (memory.Memory, error) {
 		&m.ValidFrom, &m.ValidTo, &m.Decay, &m.DecayAnchor, &m.Pinned, &m.Flags, &helped, &hurt, &m.Reason,
 		&m.DecisionID, &m.CreatedAt, &m.UpdatedAt, &seq)
 	m.Version, m.Scope, m.Kind, m.Status, m.Helped, m.Hurt = int(version), memory.Scope(scope).Norm(), memory.Kind(kind), memory.Status(status), int(helped), int(hurt)
+	fromDBMemory(&m)
+	return m, err
+}
+
+// scanRecallMemory scans a row of recallColumns.
+func scanRecallMemory(r driver.Rows) (memory.Memory, error) {
+	var (
+		m            memory.Memory
+		version      uint32
+		scope        string
+		kind, status string
+	)
+	err := r.Scan(&m.Tenant, &m.ID, &version, &scope, &kind, &m.Content, &m.CounterExample, &m.TaskType, &m.Entities, &m.ContentHash,
+		&m.Confidence, &m.Sources, &status, &m.SupersededBy, &m.Supersedes, &m.ValidFrom, &m.ValidTo, &m.Pinned, &m.Flags, &m.CreatedAt, &m.UpdatedAt)
+	m.Version, m.Scope, m.Kind, m.Status = int(version), memory.Scope(scope).Norm(), memory.Kind(kind), memory.Status(status)
 	fromDBMemory(&m)
 	return m, err
 }
@@ -181,7 +203,11 @@ func (s *Store) readMemories(ctx context.Context, f memory.MemoryFilter) ([]memo
 		args = append(args, ch.Named("id_after", f.IDAfter))
 		order = " ORDER BY id"
 	}
-	query := "SELECT " + memoryColumns + " FROM memories_current FINAL WHERE " + strings.Join(conds, " AND ") + order
+	columns, scan := memoryColumns, scanMemory
+	if f.RecallFields {
+		columns, scan = recallColumns, scanRecallMemory
+	}
+	query := "SELECT " + columns + " FROM memories_current FINAL WHERE " + strings.Join(conds, " AND ") + order
 	if f.Limit > 0 {
 		query += " LIMIT {limit:UInt64}"
 		args = append(args, ch.Named("limit", uint64(f.Limit)))
@@ -202,7 +228,7 @@ func (s *Store) readMemories(ctx context.Context, f memory.MemoryFilter) ([]memo
 	}
 	out := []memory.Memory{}
 	err := s.queryRows(ctx, "memories", query, func(r driver.Rows) error {
-		m, err := scanMemory(r)
+		m, err := scan(r)
 		out = append(out, m)
 		return err
 	}, args...)
